@@ -1,0 +1,98 @@
+"""The adapter registry: which framework adapter runs a given target.
+
+An adapter module is imported only when its framework already is (a target of
+that framework exists, so the framework is in ``sys.modules``); importing
+pytest_flows never imports a framework.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pytest_flows.run import FlowRun
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["ADAPTERS", "Adapter", "AdapterSpec", "load_adapter"]
+
+
+class Adapter(Protocol):
+    """What a framework adapter provides to the framework-neutral harness."""
+
+    name: str
+
+    def configure(self) -> None:
+        """Process-wide set-up, run once right after the framework is imported."""
+
+    def accepts(self, target: object) -> bool:
+        """Whether ``target`` (a class or an instance) is this framework's flow."""
+
+    def activate(self, session: FlowsSession) -> contextlib.AbstractContextManager[None]:
+        """Per-test patches and trace capture, undone when the context exits."""
+
+    async def run(
+        self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> FlowRun:
+        """Run ``target`` on the current (deterministic) loop; never raise the flow's error."""
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    framework: str  # the framework's top-level import name
+    module: str  # the adapter module, imported only once the framework is
+    extra: str  # the pip extra that installs the framework
+    describe: str  # what the adapter runs, for error messages
+    environment: Mapping[str, str] = field(default_factory=dict)  # set before the import
+
+
+ADAPTERS: tuple[AdapterSpec, ...] = (
+    AdapterSpec(
+        framework="crewai",
+        module="pytest_flows.crewai.adapter",
+        extra="crewai",
+        describe="a CrewAI Flow class or instance",
+        environment={
+            "OTEL_SDK_DISABLED": "true",
+            "CREWAI_DISABLE_TELEMETRY": "true",
+            "CREWAI_TRACING_ENABLED": "false",
+            "CREWAI_TESTING": "true",
+            "CREWAI_DISABLE_VERSION_CHECK": "true",
+        },
+    ),
+    AdapterSpec(
+        framework="agent_framework",
+        module="pytest_flows.agent_framework.adapter",
+        extra="agent-framework",
+        describe="an Agent Framework Workflow",
+        environment={"AGENT_FRAMEWORK_DISABLE_TELEMETRY": "true"},
+    ),
+)
+
+_loaded: dict[str, Adapter] = {}
+
+
+def load_adapter(spec: AdapterSpec) -> Adapter | None:
+    """The adapter for ``spec`` if its framework is imported (configuring it once)."""
+    if spec.framework not in sys.modules:
+        return None
+    adapter = _loaded.get(spec.framework)
+    if adapter is None:
+        try:
+            module = importlib.import_module(spec.module)
+        except ModuleNotFoundError as exc:
+            if exc.name != spec.module:
+                raise
+            return None  # adapter not written yet for this framework
+        adapter = module.ADAPTER
+        adapter.configure()
+        _loaded[spec.framework] = adapter
+    return adapter
+
+
+def imported_adapters() -> list[Adapter]:
+    return [a for a in (load_adapter(s) for s in ADAPTERS) if a is not None]

@@ -1,0 +1,131 @@
+"""Runs CrewAI Flows under the harness: process-wide isolation, per-test patches."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
+from crewai.flow.flow import Flow
+
+from pytest_flows.crewai import patches
+from pytest_flows.crewai.memory import NullMemoryStorage
+from pytest_flows.crewai.tracing import CrewAITraceRecorder
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.run import FlowRun
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["ADAPTER", "CrewAIAdapter"]
+
+_KICKOFF_PARAMS = tuple(inspect.signature(Flow.kickoff_async).parameters)[1:]
+
+
+class CrewAIAdapter:
+    name = "crewai"
+
+    def __init__(self) -> None:
+        self._configured = False
+
+    def configure(self) -> None:
+        if self._configured:
+            return
+        self._configured = True
+        from crewai.memory.storage.factory import set_memory_storage_factory
+
+        # The default memory store imports lancedb (seconds) and writes to disk.
+        set_memory_storage_factory(lambda spec: NullMemoryStorage())
+        # Registered lazily by crewai; doing it now keeps checkpointing alive
+        # whatever handler scopes a test opens.
+        from crewai.state.checkpoint_listener import _ensure_handlers_registered
+
+        _ensure_handlers_registered()
+
+    def accepts(self, target: object) -> bool:
+        return isinstance(target, Flow) or (isinstance(target, type) and issubclass(target, Flow))
+
+    @contextlib.contextmanager
+    def activate(self, session: FlowsSession) -> Iterator[None]:
+        recorder = CrewAITraceRecorder(session.record)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(patches.inline_event_bus())
+            stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
+            if not session.console:
+                stack.enter_context(_quiet_console())
+            token = add_stream_sink(recorder)
+            stack.callback(reset_stream_sinks, token)
+            yield
+
+    async def run(
+        self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> FlowRun:
+        if args:
+            raise FlowsUsageError(
+                f"flows.run({_name(target)}, ...) takes kickoff's keyword arguments "
+                f"({', '.join(_KICKOFF_PARAMS)}), not positional ones; "
+                f"write flows.run({_name(target)}, inputs={{...}})."
+            )
+        unknown = sorted(set(kwargs) - set(_KICKOFF_PARAMS))
+        if unknown:
+            raise FlowsUsageError(
+                f"flows.run({_name(target)}, ...) got unknown keyword argument(s) "
+                f"{', '.join(unknown)}; Flow.kickoff accepts {', '.join(_KICKOFF_PARAMS)} "
+                "(plus raise_on_error=False to get a failed run back instead of the error)."
+            )
+        inputs = kwargs.get("inputs")
+        if inputs is not None and not isinstance(inputs, dict):
+            raise FlowsUsageError(
+                f"flows.run({_name(target)}, inputs=...) needs a dict of state fields, "
+                f"got {type(inputs).__name__}: {inputs!r}."
+            )
+        flow = _instantiate(target)
+        run = FlowRun(flow=flow)
+        try:
+            run.output = await flow.kickoff_async(**kwargs)
+        except Exception as exc:
+            run.error = exc
+        run.state = flow.state
+        run.method_outputs = list(flow.method_outputs)
+        return run
+
+
+def _name(target: Any) -> str:
+    return target.__name__ if isinstance(target, type) else type(target).__name__
+
+
+def _instantiate(target: Any) -> Any:
+    if not isinstance(target, type):
+        return target
+    try:
+        return target()
+    except Exception as exc:
+        raise FlowsUsageError(
+            f"flows.run() could not construct {target.__qualname__}(): "
+            f"{type(exc).__name__}: {exc}. Fix the flow's constructor, or build the instance "
+            f"yourself and pass it: flows.run({target.__name__}(...))."
+        ) from exc
+
+
+@contextlib.contextmanager
+def _quiet_console() -> Iterator[None]:
+    from crewai.events.event_listener import event_listener
+    from crewai_core.printer import set_suppress_console_output
+
+    console: Any = event_listener.formatter.console
+    previous_quiet = console.quiet
+    token: Any = set_suppress_console_output(True)
+    console.quiet = True
+    try:
+        yield
+    finally:
+        console.quiet = previous_quiet
+        with contextlib.suppress(ValueError, LookupError):
+            from crewai_core.printer import _suppress_console_output
+
+            _suppress_console_output.reset(token)
+
+
+ADAPTER = CrewAIAdapter()

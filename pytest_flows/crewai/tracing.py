@@ -1,0 +1,126 @@
+"""Translate crewai's emitted events into the framework-neutral trace.
+
+The recorder is a crewai *stream sink*: it runs synchronously inside
+``emit()``, in true emission order, scoped to a ContextVar (so to one test).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from crewai.events.types.flow_events import (
+    FlowFailedEvent,
+    FlowFinishedEvent,
+    FlowPausedEvent,
+    FlowStartedEvent,
+    MethodExecutionFailedEvent,
+    MethodExecutionFinishedEvent,
+    MethodExecutionPausedEvent,
+    MethodExecutionStartedEvent,
+)
+
+from pytest_flows.crewai import patches
+from pytest_flows.trace import TraceEvent, render_value
+
+__all__ = ["CrewAITraceRecorder"]
+
+
+def _error(error: Any) -> str:
+    if isinstance(error, BaseException):
+        return render_value(f"{type(error).__name__}: {error}")
+    return render_value(str(error))
+
+
+class _Race(patches.RaceRecorder):
+    def __init__(self, recorder: CrewAITraceRecorder, racers: list[str]) -> None:
+        self._recorder = recorder
+        self._won = False
+        self._racers = racers
+
+    def finished(self, name: str) -> None:
+        kind = "race.lost" if self._won else "race.won"
+        self._won = True
+        self._recorder.emit(TraceEvent(kind=kind, name=name, fields=(("finished", "yes"),)))
+
+    def failed(self, name: str, error: BaseException) -> None:
+        self._recorder.emit(TraceEvent(kind="race.failed", name=name, fields=(("error", _error(error)),)))
+
+    def cancelled(self, name: str) -> None:
+        self._recorder.emit(TraceEvent(kind="race.cancelled", name=name))
+
+
+class CrewAITraceRecorder:
+    """Receives ``(source, event)`` from crewai and records trace events."""
+
+    def __init__(self, record: Any) -> None:
+        self._record = record
+        self._lock = threading.Lock()
+        # event_id of a MethodExecutionFinishedEvent -> (method, result, is_router)
+        self._finished: dict[str, tuple[str, Any, bool]] = {}
+
+    def emit(self, event: TraceEvent) -> None:
+        self._record(event)
+
+    def race(self, flow: Any, racers: list[str]) -> _Race:
+        self.emit(TraceEvent(kind="race.started", name=f"or({', '.join(racers)})",
+                             fields=(("racers", "[" + ", ".join(racers) + "]"),)))
+        return _Race(self, racers)
+
+    def __call__(self, source: Any, event: Any) -> None:
+        # A sink must never raise: it runs inside crewai's emit().
+        try:
+            self._handle(source, event)
+        except Exception as exc:  # pragma: no cover - reported, never raised
+            self.emit(TraceEvent(kind="trace.error", name=type(event).__name__,
+                                 fields=(("error", _error(exc)),)))
+
+    def _handle(self, source: Any, event: Any) -> None:
+        if getattr(type(source), "is_crewai_internal", False):
+            return
+        if isinstance(event, FlowStartedEvent):
+            fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
+            self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
+        elif isinstance(event, FlowFinishedEvent):
+            self.emit(TraceEvent(kind="flow.finished", name=event.flow_name,
+                                 fields=(("output", render_value(event.result)),)))
+        elif isinstance(event, FlowFailedEvent):
+            self.emit(TraceEvent(kind="flow.failed", name=event.flow_name,
+                                 fields=(("error", _error(event.error)),)))
+        elif isinstance(event, FlowPausedEvent):
+            self.emit(TraceEvent(kind="flow.paused", name=event.flow_name,
+                                 fields=(("method", event.method_name),
+                                         ("message", render_value(event.message)))))
+        elif isinstance(event, MethodExecutionStartedEvent):
+            self.emit(TraceEvent(kind="method.started", name=event.method_name,
+                                 fields=(("trigger", self._trigger(source, event)),)))
+        elif isinstance(event, MethodExecutionFinishedEvent):
+            router = patches.is_router(source, event.method_name)
+            with self._lock:
+                self._finished[event.event_id] = (event.method_name, event.result, router)
+            self.emit(TraceEvent(kind="method.finished", name=event.method_name,
+                                 fields=(("output", render_value(event.result)),)))
+            if router and event.result is not None:
+                label = getattr(event.result, "value", event.result)
+                self.emit(TraceEvent(kind="router.chose", name=event.method_name,
+                                     fields=(("label", str(label)),)))
+        elif isinstance(event, MethodExecutionFailedEvent):
+            self.emit(TraceEvent(kind="method.failed", name=event.method_name,
+                                 fields=(("error", _error(event.error)),)))
+        elif isinstance(event, MethodExecutionPausedEvent):
+            self.emit(TraceEvent(kind="method.paused", name=event.method_name,
+                                 fields=(("message", render_value(event.message)),)))
+
+    def _trigger(self, flow: Any, event: MethodExecutionStartedEvent) -> str:
+        with self._lock:
+            cause = self._finished.get(event.triggered_by_event_id or "")
+        condition = patches.listen_condition(flow, event.method_name)
+        if cause is None:
+            return "start"
+        method, result, router = cause
+        fired = method
+        if router and condition != method:
+            fired = f"{method}:{getattr(result, 'value', result)}"
+        if condition is None or isinstance(condition, str):
+            return fired
+        return f"{patches.render_condition(condition)} via {fired}"

@@ -1,0 +1,32 @@
+"""Errors pytest-flows raises. Each message names the problem and the fix."""
+
+from __future__ import annotations
+
+__all__ = ["FlowsError", "FlowsUsageError", "NetworkBlockedError"]
+
+
+class FlowsError(Exception):
+    """Base class of every error pytest-flows raises itself."""
+
+
+class FlowsUsageError(FlowsError, TypeError):
+    """The harness was called with something it cannot run or understand."""
+
+
+class NetworkBlockedError(FlowsError):
+    """A flows test tried to reach a host other than this machine.
+
+    Deliberately not an ``OSError``: HTTP clients would wrap and retry an
+    ``OSError`` with real sleeps, hiding this message.
+    """
+
+    def __init__(self, host: str, port: int | None) -> None:
+        self.host = host
+        self.port = port
+        where = f"{host}:{port}" if port is not None else host
+        super().__init__(
+            f"pytest-flows blocked a network connection to {where}: flows tests run offline "
+            "and only reach this machine (127.0.0.0/8, ::1, localhost). Script the call with "
+            "the fake LLM instead, record it once with vcrpy (see docs/recording.md), or allow "
+            f"this host for one test with @pytest.mark.flows(allow_hosts=[{host!r}])."
+        )

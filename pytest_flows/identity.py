@@ -1,0 +1,129 @@
+"""Deterministic ids and wall clock, and the normalizer used by traces and snapshots."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import random
+import re
+import threading
+import types
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from pytest_flows.loop import VirtualClock
+
+__all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
+
+#: Where the wall clock of every flows test starts (virtual seconds are added to it).
+DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
+
+_UUID_RE = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
+_UUID_HEX_RE = re.compile(r"\b[0-9a-f]{32}\b")
+_ISO_TS_RE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+)
+
+
+class _SeededOs(types.ModuleType):
+    """Stands in for ``os`` inside the ``uuid`` module only.
+
+    ``uuid.uuid4()`` reads ``os.urandom`` through the uuid module's globals, so
+    this reaches every uuid4 call - including ``default_factory=uuid.uuid4``
+    captured at import time - while the real ``os.urandom`` stays untouched.
+    """
+
+    def __init__(self, real_os: types.ModuleType, rng: random.Random) -> None:
+        super().__init__("os")
+        self._real_os = real_os
+        self._rng = rng
+        self._lock = threading.Lock()
+
+    def urandom(self, n: int) -> bytes:
+        with self._lock:
+            return self._rng.randbytes(n)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real_os, name)
+
+
+@contextlib.contextmanager
+def seeded_uuids(seed: str) -> Iterator[None]:
+    """Make ``uuid.uuid4()`` return a reproducible sequence for ``seed`` until exit."""
+    real_os = uuid.os  # type: ignore[attr-defined]
+    if isinstance(real_os, _SeededOs):  # nested: keep the outer sequence
+        yield
+        return
+    uuid.os = _SeededOs(real_os, random.Random(f"pytest-flows-ids:{seed}"))  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        uuid.os = real_os  # type: ignore[attr-defined]
+
+
+class _VirtualNow:
+    """A freezegun time factory reading ``epoch + clock``."""
+
+    def __init__(self, clock: VirtualClock, epoch: _dt.datetime) -> None:
+        self._clock = clock
+        # freezegun works in naive UTC
+        self._epoch = epoch.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+
+    def __call__(self) -> _dt.datetime:
+        return self._epoch + _dt.timedelta(seconds=self._clock.monotonic())
+
+    def tick(self, delta: float | _dt.timedelta = 1) -> _dt.datetime:
+        seconds = delta.total_seconds() if isinstance(delta, _dt.timedelta) else float(delta)
+        self._clock.advance(seconds)
+        return self()
+
+    def move_to(self, target: Any) -> None:
+        raise NotImplementedError(
+            "pytest-flows drives the wall clock from its virtual clock; "
+            "use flows.clock.advance(seconds) instead of freezegun's move_to()."
+        )
+
+
+# Modules whose clocks must stay real: pytest's own timing and the loop machinery.
+_REAL_TIME_MODULES = ["_pytest", "pluggy", "pytest_flows", "concurrent", "asyncio", "xdist"]
+
+
+@contextlib.contextmanager
+def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) -> Iterator[None]:
+    """Make ``datetime.now()``, ``time.time()`` and friends read ``epoch + clock``."""
+    import freezegun
+    import freezegun.api as fz_api
+
+    freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
+    freezer.start()
+    # freezegun reads the newest factory on every call; ours follows the clock.
+    fz_api.freeze_factories[-1] = _VirtualNow(clock, epoch)
+    try:
+        yield
+    finally:
+        freezer.stop()
+
+
+class Normalizer:
+    """Replaces run-specific values with stable placeholders, in first-seen order.
+
+    UUIDs become ``<uuid:1>``, ``<uuid:2>``, ...; ISO timestamps become ``<ts>``.
+    One normalizer per trace keeps the numbering consistent inside it.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}
+
+    def _uuid(self, match: re.Match[str]) -> str:
+        key = match.group(0).lower().replace("-", "")
+        if key not in self._ids:
+            self._ids[key] = f"<uuid:{len(self._ids) + 1}>"
+        return self._ids[key]
+
+    def text(self, value: str) -> str:
+        value = _UUID_RE.sub(self._uuid, value)
+        value = _UUID_HEX_RE.sub(self._uuid, value)
+        return _ISO_TS_RE.sub("<ts>", value)

@@ -1,0 +1,42 @@
+"""``FlowRun``: what one run of a flow produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_flows.trace import Trace
+
+__all__ = ["FlowRun"]
+
+
+@dataclass
+class FlowRun:
+    """The result of ``flows.run(...)``.
+
+    ``output`` is what the flow returned, ``state`` its final state,
+    ``method_outputs`` the outputs of its methods in completion order and
+    ``trace`` the normalized trace of this run. A run that raised has
+    ``failed`` set and the original exception in ``error``.
+    """
+
+    flow: Any
+    output: Any = None
+    state: Any = None
+    trace: Trace = field(default_factory=Trace)
+    error: BaseException | None = None
+    method_outputs: list[Any] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def raise_error(self) -> None:
+        """Re-raise the flow's own exception, if it failed."""
+        if self.error is not None:
+            raise self.error
+
+    def __repr__(self) -> str:
+        status = f"failed={type(self.error).__name__}" if self.error else f"output={self.output!r}"
+        return f"<FlowRun {type(self.flow).__name__} {status} events={len(self.trace)}>"

@@ -1,0 +1,208 @@
+"""One test's harness: scheduler, ids, clock, network guard, adapters and trace.
+
+The plugin opens a :class:`FlowsSession` before a flows test's fixtures are set
+up and closes it after they are torn down; the ``flows`` fixture is its public
+face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import datetime as _dt
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pytest_flows import loop as _loop
+from pytest_flows.adapters import ADAPTERS, Adapter, load_adapter
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
+from pytest_flows.network import loopback_only, network_guard
+from pytest_flows.run import FlowRun
+from pytest_flows.trace import Trace, TraceEvent
+
+__all__ = ["FlowsSession"]
+
+
+class FlowsSession:
+    """Everything pytest-flows installs for one test, undone on :meth:`close`."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        test_id: str = "",
+        console: bool = False,
+        allow_hosts: Sequence[str] = (),
+        epoch: _dt.datetime = DEFAULT_EPOCH,
+    ) -> None:
+        self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
+        self.test_id = test_id
+        self.console = console
+        self.allow_hosts = tuple(allow_hosts)
+        self.epoch = epoch
+        self._events: list[TraceEvent] = []
+        self._events_lock = threading.Lock()
+        self._stack = contextlib.ExitStack()
+        self._active: dict[str, Adapter] = {}
+        self._open = False
+
+    # -- lifecycle -----------------------------------------------------------
+    def open(self) -> FlowsSession:
+        stack = self._stack
+        stack.enter_context(_loop.activate(self.scheduler))
+        stack.enter_context(seeded_uuids(f"{self.test_id}:{self.scheduler.seed}"))
+        stack.enter_context(frozen_wall_clock(self.scheduler.clock, self.epoch))
+        stack.enter_context(network_guard(loopback_only(self.allow_hosts)))
+        self._open = True
+        for spec in ADAPTERS:
+            self._ensure(spec.framework)
+        return self
+
+    def close(self) -> None:
+        self._open = False
+        self._stack.close()
+
+    def __enter__(self) -> FlowsSession:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure(self, framework: str) -> Adapter | None:
+        adapter = self._active.get(framework)
+        if adapter is not None:
+            return adapter
+        spec = next(s for s in ADAPTERS if s.framework == framework)
+        adapter = load_adapter(spec)
+        if adapter is not None and self._open:
+            self._stack.enter_context(adapter.activate(self))
+            self._active[framework] = adapter
+        return adapter
+
+    # -- properties ------------------------------------------------------------
+    @property
+    def seed(self) -> int:
+        return self.scheduler.seed
+
+    @property
+    def clock(self) -> _loop.VirtualClock:
+        return self.scheduler.clock
+
+    # -- trace -------------------------------------------------------------------
+    def record(self, event: TraceEvent) -> None:
+        """Append a raw (not yet normalized) event; adapters call this."""
+        with self._events_lock:
+            self._events.append(event)
+
+    def event_count(self) -> int:
+        with self._events_lock:
+            return len(self._events)
+
+    @property
+    def trace(self) -> Trace:
+        """The normalized trace of everything recorded in this test so far."""
+        return self.trace_slice(0)
+
+    def trace_slice(self, start: int = 0, stop: int | None = None) -> Trace:
+        """The normalized trace of the events recorded from ``start`` to ``stop``."""
+        with self._events_lock:
+            raw = self._events[start:stop]
+        normalizer = Normalizer()
+        return Trace.of(
+            TraceEvent(
+                kind=e.kind,
+                name=normalizer.text(e.name),
+                fields=tuple((k, normalizer.text(v)) for k, v in e.fields),
+            )
+            for e in raw
+        )
+
+    # -- running -----------------------------------------------------------------
+    def adapter_for(self, target: object) -> Adapter:
+        for spec in ADAPTERS:
+            adapter = self._ensure(spec.framework)
+            if adapter is not None and adapter.accepts(target):
+                return adapter
+        kinds = " or ".join(s.describe for s in ADAPTERS)
+        raise FlowsUsageError(
+            f"flows.run() cannot run {target!r} (type {type(target).__qualname__}): it takes "
+            f"{kinds}. Pass the flow class or an instance of it, e.g. flows.run(MyFlow, "
+            "inputs={...})."
+        )
+
+    async def arun(
+        self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any
+    ) -> FlowRun:
+        """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
+        if not self._open:
+            raise FlowsUsageError(
+                "this flows harness is closed: flows.run()/arun() work only during the test "
+                "that requested the `flows` fixture."
+            )
+        adapter = self.adapter_for(target)
+        running = asyncio.get_running_loop()
+        if isinstance(running, _loop.DeterministicEventLoop):
+            return self._finish(await self._run(adapter, target, args, kwargs), raise_on_error)
+        # A foreign loop (say, a custom pytest-asyncio loop factory): run on a
+        # deterministic loop in a helper thread and await the result.
+        ctx = contextvars.copy_context()
+        with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
+            future = pool.submit(ctx.run, self._run_blocking, adapter, target, args, kwargs)
+            result = await asyncio.wrap_future(future)
+        return self._finish(result, raise_on_error)
+
+    def run(self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any) -> FlowRun:
+        """Run ``target`` to completion on a fresh deterministic loop."""
+        if not self._open:
+            raise FlowsUsageError(
+                "this flows harness is closed: flows.run()/arun() work only during the test "
+                "that requested the `flows` fixture."
+            )
+        adapter = self.adapter_for(target)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            result = self._run_blocking(adapter, target, args, kwargs)
+        else:
+            # Called from an async test: keep the test's loop untouched.
+            ctx = contextvars.copy_context()
+            with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
+                result = pool.submit(
+                    ctx.run, self._run_blocking, adapter, target, args, kwargs
+                ).result()
+        return self._finish(result, raise_on_error)
+
+    def _run_blocking(
+        self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> FlowRun:
+        result: FlowRun = _loop.run(self._run(adapter, target, args, kwargs), self.scheduler)
+        return result
+
+    async def _run(
+        self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> FlowRun:
+        mark = self.event_count()
+        result = await adapter.run(self, target, args, kwargs)
+        result.trace = self.trace_slice(mark)
+        return result
+
+    def _finish(self, result: FlowRun, raise_on_error: bool) -> FlowRun:
+        error = result.error
+        if error is not None and raise_on_error:
+            if not getattr(error, "__flows_trace__", None):
+                error.__flows_trace__ = result.trace  # type: ignore[attr-defined]
+                error.add_note(
+                    "pytest-flows: the flow raised this error; trace of the run so far:\n"
+                    + _indent(result.trace.render())
+                    + "(pass raise_on_error=False to flows.run() to get the failed FlowRun)"
+                )
+            raise error
+        return result
+
+
+def _indent(text: str) -> str:
+    return "".join(f"    {line}\n" for line in text.splitlines())
