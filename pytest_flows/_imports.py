@@ -24,7 +24,9 @@ class _Finder(importlib.abc.MetaPathFinder):
             if finder is self:
                 continue
             find = getattr(finder, "find_spec", None)
-            spec = find(fullname, path, target) if find else None
+            spec: importlib.machinery.ModuleSpec | None = (
+                find(fullname, path, target) if find else None
+            )
             if spec is not None and spec.loader is not None:
                 _wrap_loader(spec)
                 return spec

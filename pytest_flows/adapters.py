@@ -40,6 +40,11 @@ class Adapter(Protocol):
     ) -> FlowRun:
         """Run ``target`` on the current (deterministic) loop; never raise the flow's error."""
 
+    def bind(
+        self, session: FlowsSession, kind: str, fake: Any
+    ) -> contextlib.AbstractContextManager[None] | None:
+        """Install a fake of ``kind`` for this framework (None if it has no use for it)."""
+
 
 @dataclass(frozen=True)
 class AdapterSpec:

@@ -17,7 +17,7 @@ from pytest_flows.loop import VirtualClock
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 
 #: Where the wall clock of every flows test starts (virtual seconds are added to it).
-DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
+DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
 
 _UUID_RE = re.compile(
     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
@@ -70,7 +70,7 @@ class _VirtualNow:
     def __init__(self, clock: VirtualClock, epoch: _dt.datetime) -> None:
         self._clock = clock
         # freezegun works in naive UTC
-        self._epoch = epoch.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        self._epoch = epoch.astimezone(_dt.UTC).replace(tzinfo=None)
 
     def __call__(self) -> _dt.datetime:
         return self._epoch + _dt.timedelta(seconds=self._clock.monotonic())
@@ -100,7 +100,8 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
     freezer.start()
     # freezegun reads the newest factory on every call; ours follows the clock.
-    fz_api.freeze_factories[-1] = _VirtualNow(clock, epoch)
+    factories: list[Any] = fz_api.freeze_factories
+    factories[-1] = _VirtualNow(clock, epoch)
     try:
         yield
     finally:

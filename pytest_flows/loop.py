@@ -159,7 +159,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         return scheduler.clock.monotonic()
 
     # -- thread work --------------------------------------------------------
-    def run_in_executor(
+    def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Callable[..., T], *args: Any
     ) -> asyncio.Future[T]:
         if _active is None:

@@ -75,8 +75,8 @@ def network_guard(allow: Allow) -> Iterator[None]:
         check((host, None))
         return real_gethostbyname(host)
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    setattr(socket.socket, "connect", connect)  # noqa: B010 - a patch, on purpose
+    setattr(socket.socket, "connect_ex", connect_ex)  # noqa: B010
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     try:

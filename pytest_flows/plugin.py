@@ -7,24 +7,25 @@ import asyncio
 import importlib.util
 import os
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from pytest_flows import _imports
-from pytest_flows.adapters import ADAPTERS, load_adapter
+from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.loop import DeterministicEventLoopPolicy
-from pytest_flows.session import FlowsSession
+from pytest_flows.session import SESSION_KEY, FlowsSession, session_of
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset({"flows"})
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console")
 
-_SESSION = pytest.StashKey[FlowsSession]()
 _RESTORE = pytest.StashKey[list[Any]]()
+_PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY")
 
 
 def _seed(text: str) -> int:
@@ -64,9 +65,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("flows_all", "like --flows-all", type="bool", default=False)
     parser.addini("flows_seed", "default scheduler seed", default="0")
-    parser.addini(
-        "flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist"
-    )
+    parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -86,7 +85,14 @@ def pytest_configure(config: pytest.Config) -> None:
     for spec in ADAPTERS:
         # Configure each adapter as soon as its framework is imported: crewai
         # binds storage backends at import time of the user's flow modules.
-        _imports.when_imported(spec.framework, lambda _m, spec=spec: load_adapter(spec))
+        _imports.when_imported(spec.framework, _loader_for(spec))
+
+
+def _loader_for(spec: AdapterSpec) -> Callable[[ModuleType], None]:
+    def load(_module: ModuleType) -> None:
+        load_adapter(spec)
+
+    return load
 
 
 def _ini_seed(config: pytest.Config) -> int:
@@ -119,7 +125,7 @@ def _isolate_environment(config: pytest.Config, restore: list[Any]) -> None:
         CREWAI_STORAGE_DIR="pytest-flows",
     )
     # Keys in the environment would let an unscripted call reach a provider.
-    unset = [k for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY") if k in os.environ]
+    unset = [k for k in _PROVIDER_KEYS if k in os.environ]
     saved = {k: os.environ.get(k) for k in [*env, *unset]}
     os.environ.update(env)
     for key in unset:
@@ -136,7 +142,8 @@ def _isolate_environment(config: pytest.Config, restore: list[Any]) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for undo in reversed(config.stash.get(_RESTORE, [])):
+    undos: list[Any] = config.stash.get(_RESTORE, [])
+    for undo in reversed(undos):
         undo()
 
 
@@ -170,8 +177,7 @@ def _session_for(item: pytest.Item) -> FlowsSession:
         seed = 0
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.flows(seed=...) expects a whole number >= 0, "
-            f"got {seed!r}"
+            f"{item.nodeid}: @pytest.mark.flows(seed=...) expects a whole number >= 0, got {seed!r}"
         )
     hosts = [*config.getini("flows_allow_hosts"), *settings.get("allow_hosts", ())]
     return FlowsSession(
@@ -185,13 +191,13 @@ def _session_for(item: pytest.Item) -> FlowsSession:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _wants_harness(item):
-        item.stash[_SESSION] = _session_for(item).open()
+        item.stash[SESSION_KEY] = _session_for(item).open()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     yield
-    session = item.stash.get(_SESSION, None)
+    session = item.stash.get(SESSION_KEY, None)
     if session is not None:
         session.close()
 
@@ -200,7 +206,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
     outcome: Any = yield
     report = outcome.get_result()
-    session = item.stash.get(_SESSION, None)
+    session = item.stash.get(SESSION_KEY, None)
     if session is not None and report.failed and call.when == "call" and session.event_count():
         report.sections.append(("pytest-flows trace", session.trace.render()))
 
@@ -208,7 +214,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.fixture
 def flows(request: pytest.FixtureRequest) -> FlowsSession:
     """The pytest-flows harness of this test: ``flows.run(MyFlow, inputs={...})``."""
-    session = request.node.stash.get(_SESSION, None)
-    if session is None:  # pragma: no cover - the setup hook always opens one
-        raise RuntimeError("pytest-flows: no harness was opened for this test")
-    return session
+    return session_of(request)

@@ -24,7 +24,7 @@ from pytest_flows.network import loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.trace import Trace, TraceEvent
 
-__all__ = ["FlowsSession"]
+__all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
 
 
 class FlowsSession:
@@ -48,6 +48,7 @@ class FlowsSession:
         self._events_lock = threading.Lock()
         self._stack = contextlib.ExitStack()
         self._active: dict[str, Adapter] = {}
+        self._bindings: dict[str, Any] = {}
         self._open = False
 
     # -- lifecycle -----------------------------------------------------------
@@ -81,7 +82,31 @@ class FlowsSession:
         if adapter is not None and self._open:
             self._stack.enter_context(adapter.activate(self))
             self._active[framework] = adapter
+            for kind, fake in self._bindings.items():
+                self._bind_one(adapter, kind, fake)
         return adapter
+
+    # -- fakes ---------------------------------------------------------------------
+    def bind(self, kind: str, fake: Any) -> None:
+        """Install ``fake`` (a scripted LLM, crews, human, store...) in every adapter.
+
+        Each adapter decides what ``kind`` means for its framework; adapters
+        activated later in the test get the binding too. Undone at close.
+        """
+        if kind in self._bindings:
+            raise FlowsUsageError(f"a fake of kind {kind!r} is already bound in this test")
+        self._bindings[kind] = fake
+        for adapter in list(self._active.values()):
+            self._bind_one(adapter, kind, fake)
+
+    def bound(self, kind: str) -> Any:
+        """The fake bound for ``kind`` in this test, or None."""
+        return self._bindings.get(kind)
+
+    def _bind_one(self, adapter: Adapter, kind: str, fake: Any) -> None:
+        context = adapter.bind(self, kind, fake)
+        if context is not None:
+            self._stack.enter_context(context)
 
     # -- properties ------------------------------------------------------------
     @property
@@ -206,3 +231,18 @@ class FlowsSession:
 
 def _indent(text: str) -> str:
     return "".join(f"    {line}\n" for line in text.splitlines())
+
+
+#: Where the plugin keeps the open session of a test item.
+SESSION_KEY = __import__("pytest").StashKey["FlowsSession"]()
+
+
+def session_of(request: Any) -> FlowsSession:
+    """The open session of the test ``request`` belongs to (for fixtures)."""
+    session = request.node.stash.get(SESSION_KEY, None)
+    if session is None:
+        raise FlowsUsageError(
+            f"{request.node.nodeid}: no pytest-flows harness is open for this test; "
+            "request the `flows` fixture or mark the test with @pytest.mark.flows."
+        )
+    return session  # type: ignore[no-any-return]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,17 @@ class CrewAIAdapter:
             token = add_stream_sink(recorder)
             stack.callback(reset_stream_sinks, token)
             yield
+
+    def bind(
+        self, session: FlowsSession, kind: str, fake: Any
+    ) -> contextlib.AbstractContextManager[None] | None:
+        target = BINDERS.get(kind)
+        if target is None:
+            return None
+        module, _, function = target.partition(":")
+        install: Any = getattr(importlib.import_module(module), function)
+        context: contextlib.AbstractContextManager[None] = install(session, fake)
+        return context
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -126,6 +138,11 @@ def _quiet_console() -> Iterator[None]:
             from crewai_core.printer import _suppress_console_output
 
             _suppress_console_output.reset(token)
+
+
+#: How each kind of fake is installed in crewai: kind -> "module:function",
+#: where function(session, fake) returns a context manager. Imported lazily.
+BINDERS: dict[str, str] = {}
 
 
 ADAPTER = CrewAIAdapter()

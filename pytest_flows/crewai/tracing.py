@@ -44,7 +44,8 @@ class _Race(patches.RaceRecorder):
         self._recorder.emit(TraceEvent(kind=kind, name=name, fields=(("finished", "yes"),)))
 
     def failed(self, name: str, error: BaseException) -> None:
-        self._recorder.emit(TraceEvent(kind="race.failed", name=name, fields=(("error", _error(error)),)))
+        fields = (("error", _error(error)),)
+        self._recorder.emit(TraceEvent(kind="race.failed", name=name, fields=fields))
 
     def cancelled(self, name: str) -> None:
         self._recorder.emit(TraceEvent(kind="race.cancelled", name=name))
@@ -63,8 +64,13 @@ class CrewAITraceRecorder:
         self._record(event)
 
     def race(self, flow: Any, racers: list[str]) -> _Race:
-        self.emit(TraceEvent(kind="race.started", name=f"or({', '.join(racers)})",
-                             fields=(("racers", "[" + ", ".join(racers) + "]"),)))
+        self.emit(
+            TraceEvent(
+                kind="race.started",
+                name=f"or({', '.join(racers)})",
+                fields=(("racers", "[" + ", ".join(racers) + "]"),),
+            )
+        )
         return _Race(self, racers)
 
     def __call__(self, source: Any, event: Any) -> None:
@@ -72,8 +78,11 @@ class CrewAITraceRecorder:
         try:
             self._handle(source, event)
         except Exception as exc:  # pragma: no cover - reported, never raised
-            self.emit(TraceEvent(kind="trace.error", name=type(event).__name__,
-                                 fields=(("error", _error(exc)),)))
+            self.emit(
+                TraceEvent(
+                    kind="trace.error", name=type(event).__name__, fields=(("error", _error(exc)),)
+                )
+            )
 
     def _handle(self, source: Any, event: Any) -> None:
         if getattr(type(source), "is_crewai_internal", False):
@@ -82,34 +91,74 @@ class CrewAITraceRecorder:
             fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
             self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
         elif isinstance(event, FlowFinishedEvent):
-            self.emit(TraceEvent(kind="flow.finished", name=event.flow_name,
-                                 fields=(("output", render_value(event.result)),)))
+            self.emit(
+                TraceEvent(
+                    kind="flow.finished",
+                    name=event.flow_name,
+                    fields=(("output", render_value(event.result)),),
+                )
+            )
         elif isinstance(event, FlowFailedEvent):
-            self.emit(TraceEvent(kind="flow.failed", name=event.flow_name,
-                                 fields=(("error", _error(event.error)),)))
+            self.emit(
+                TraceEvent(
+                    kind="flow.failed",
+                    name=event.flow_name,
+                    fields=(("error", _error(event.error)),),
+                )
+            )
         elif isinstance(event, FlowPausedEvent):
-            self.emit(TraceEvent(kind="flow.paused", name=event.flow_name,
-                                 fields=(("method", event.method_name),
-                                         ("message", render_value(event.message)))))
+            self.emit(
+                TraceEvent(
+                    kind="flow.paused",
+                    name=event.flow_name,
+                    fields=(
+                        ("method", event.method_name),
+                        ("message", render_value(event.message)),
+                    ),
+                )
+            )
         elif isinstance(event, MethodExecutionStartedEvent):
-            self.emit(TraceEvent(kind="method.started", name=event.method_name,
-                                 fields=(("trigger", self._trigger(source, event)),)))
+            self.emit(
+                TraceEvent(
+                    kind="method.started",
+                    name=event.method_name,
+                    fields=(("trigger", self._trigger(source, event)),),
+                )
+            )
         elif isinstance(event, MethodExecutionFinishedEvent):
             router = patches.is_router(source, event.method_name)
             with self._lock:
                 self._finished[event.event_id] = (event.method_name, event.result, router)
-            self.emit(TraceEvent(kind="method.finished", name=event.method_name,
-                                 fields=(("output", render_value(event.result)),)))
+            self.emit(
+                TraceEvent(
+                    kind="method.finished",
+                    name=event.method_name,
+                    fields=(("output", render_value(event.result)),),
+                )
+            )
             if router and event.result is not None:
                 label = getattr(event.result, "value", event.result)
-                self.emit(TraceEvent(kind="router.chose", name=event.method_name,
-                                     fields=(("label", str(label)),)))
+                self.emit(
+                    TraceEvent(
+                        kind="router.chose", name=event.method_name, fields=(("label", str(label)),)
+                    )
+                )
         elif isinstance(event, MethodExecutionFailedEvent):
-            self.emit(TraceEvent(kind="method.failed", name=event.method_name,
-                                 fields=(("error", _error(event.error)),)))
+            self.emit(
+                TraceEvent(
+                    kind="method.failed",
+                    name=event.method_name,
+                    fields=(("error", _error(event.error)),),
+                )
+            )
         elif isinstance(event, MethodExecutionPausedEvent):
-            self.emit(TraceEvent(kind="method.paused", name=event.method_name,
-                                 fields=(("message", render_value(event.message)),)))
+            self.emit(
+                TraceEvent(
+                    kind="method.paused",
+                    name=event.method_name,
+                    fields=(("message", render_value(event.message)),),
+                )
+            )
 
     def _trigger(self, flow: Any, event: MethodExecutionStartedEvent) -> str:
         with self._lock:

@@ -1,0 +1,3 @@
+"""Shared test configuration for pytest-flows' own suite."""
+
+pytest_plugins = ["pytester"]
