@@ -1,0 +1,1 @@
+"""pytest-flows adapter for Microsoft Agent Framework workflows."""

@@ -1,0 +1,325 @@
+"""An in-memory ``CheckpointStorage`` that stores what production would.
+
+``InMemoryCheckpointStorage`` only deep-copies, so a checkpoint holding a type
+``FileCheckpointStorage`` refuses (a dataclass of your own, not allowlisted)
+round-trips fine in tests and fails in production. :class:`FlowsCheckpointStorage`
+sends every save through the production codec - ``encode_checkpoint_value``,
+``json.dumps`` as the file storage writes it, ``json.loads`` and
+``decode_checkpoint_value`` under the restricted unpickler allowlist - and
+refuses the save exactly when the file storage would. Loads decode the stored
+JSON afresh, so a restored run never shares objects with the run that saved.
+
+It also keeps what tests want to look at: every checkpoint in save order,
+lineage (``previous_checkpoint_id`` chains, with branches after time travel),
+a deterministic ``get_latest`` (the last one saved; the stock storages compare
+timestamps, which tie under a frozen clock and return the oldest), and the
+refused saves with the reason and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from agent_framework import (
+    FileCheckpointStorage,
+    WorkflowCheckpoint,
+    WorkflowCheckpointException,
+)
+from agent_framework._workflows._checkpoint_encoding import (
+    decode_checkpoint_value,
+    encode_checkpoint_value,
+)
+
+from pytest_flows.errors import FlowsError
+
+__all__ = [
+    "CheckpointInfo",
+    "CheckpointRefusedError",
+    "CheckpointSaveError",
+    "FlowsCheckpointStorage",
+    "type_key",
+]
+
+_BLOCKED = re.compile(r"blocked for (?:nested |non-type )?(?:type|global|attribute) '([^']+)'")
+
+
+def type_key(tp: type | str) -> str:
+    """``"module:qualname"``, the form the restricted unpickler allowlists."""
+    if isinstance(tp, str):
+        if ":" not in tp:
+            raise ValueError(
+                f"allowed checkpoint type {tp!r} is not in 'module:qualname' form; "
+                "write e.g. 'my_app.models:Draft' or pass the class itself."
+            )
+        return tp
+    if not isinstance(tp, type):
+        raise TypeError(
+            f"allowed checkpoint types are classes or 'module:qualname' strings, got {tp!r}"
+        )
+    return f"{tp.__module__}:{tp.__qualname__}"
+
+
+class CheckpointRefusedError(FlowsError):
+    """A checkpoint that ``FileCheckpointStorage`` would refuse to save.
+
+    Agent Framework logs a failed checkpoint save as a warning and keeps running,
+    so in production such a workflow silently loses its checkpoints; in a flows
+    test it fails the run.
+    """
+
+    def __init__(
+        self,
+        checkpoint_id: str,
+        workflow_name: str,
+        iteration: int,
+        cause: BaseException,
+        blocked_type: str | None,
+    ) -> None:
+        self.checkpoint_id = checkpoint_id
+        self.workflow_name = workflow_name
+        self.iteration = iteration
+        self.blocked_type = blocked_type
+        if blocked_type is not None:
+            qualname = blocked_type.partition(":")[2]
+            reason = (
+                f"it holds a {qualname} ({blocked_type!r}), a type the restricted unpickler "
+                "does not allow"
+            )
+            fix = (
+                "Allow it where the workflow's storage is built - FileCheckpointStorage(path, "
+                f"allowed_checkpoint_types=[{blocked_type!r}]) or "
+                f"agent_framework.register_checkpoint_type({qualname}) - and in the test "
+                f"(FlowsCheckpointStorage(allowed_types=[{qualname}]) or "
+                f"storage.allow({qualname})); or keep workflow state and messages to "
+                "JSON-native values and framework types."
+            )
+        else:
+            reason = _root_message(cause)
+            fix = (
+                "Keep workflow state, in-flight messages and executor state to values the "
+                "checkpoint codec can encode and the restricted unpickler can rebuild."
+            )
+        super().__init__(
+            f"checkpoint {checkpoint_id} of workflow {workflow_name!r} after superstep "
+            f"{iteration} would be refused by FileCheckpointStorage: {reason}. {fix}"
+        )
+
+
+class CheckpointSaveError(FlowsError):
+    """The runtime failed to write a checkpoint (and, as in production, ran on without it)."""
+
+    def __init__(self, workflow_name: str, iteration: int, cause: BaseException) -> None:
+        self.workflow_name = workflow_name
+        self.iteration = iteration
+        super().__init__(
+            f"workflow {workflow_name!r} could not save its checkpoint after superstep "
+            f"{iteration}: {_root_message(cause)}. Agent Framework only logs this and runs on, "
+            "so a resume would start from an older checkpoint; fix the storage or the state."
+        )
+
+
+def _root_message(error: BaseException) -> str:
+    messages = []
+    current: BaseException | None = error
+    while current is not None:
+        messages.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__
+    return " <- ".join(messages)
+
+
+def _blocked_type(error: BaseException) -> str | None:
+    current: BaseException | None = error
+    while current is not None:
+        match = _BLOCKED.search(str(current))
+        if match:
+            return match.group(1)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointInfo:
+    """One stored checkpoint, as listed by :meth:`FlowsCheckpointStorage.history`."""
+
+    checkpoint_id: str
+    workflow_name: str
+    superstep: int
+    parent: str | None
+    pending_request_ids: tuple[str, ...]
+    sequence: int
+
+
+@dataclasses.dataclass
+class _Stored:
+    info: CheckpointInfo
+    text: str  # the JSON FileCheckpointStorage would write
+
+
+class FlowsCheckpointStorage:
+    """In-memory ``CheckpointStorage`` that encodes, refuses and decodes like production.
+
+    ``allowed_types`` are extra classes (or ``"module:qualname"`` strings) the
+    restricted unpickler may rebuild, as ``FileCheckpointStorage``'s
+    ``allowed_checkpoint_types``; types registered with
+    ``agent_framework.register_checkpoint_type`` are allowed too, as there.
+    """
+
+    def __init__(self, *, allowed_types: Iterable[type | str] = ()) -> None:
+        self._allowed: set[str] = {type_key(t) for t in allowed_types}
+        self._stored: dict[str, _Stored] = {}
+        self._sequence = 0
+        #: Every refused save, in order.
+        self.refused: list[CheckpointRefusedError] = []
+
+    # -- configuration ------------------------------------------------------------
+    @property
+    def allowed_types(self) -> frozenset[str]:
+        return frozenset(self._allowed)
+
+    def allow(self, *types: type | str) -> None:
+        """Allow more types, as ``allowed_checkpoint_types`` would."""
+        self._allowed.update(type_key(t) for t in types)
+
+    def allow_like(self, storage: Any) -> None:
+        """Allow what a ``FileCheckpointStorage`` allows (its ``allowed_checkpoint_types``)."""
+        if isinstance(storage, FileCheckpointStorage):
+            self._allowed.update(storage._allowed_types)
+
+    # -- the codec ----------------------------------------------------------------
+    def _decode(self, text: str) -> WorkflowCheckpoint:
+        decoded = decode_checkpoint_value(json.loads(text), allowed_types=frozenset(self._allowed))
+        return WorkflowCheckpoint.from_dict(decoded)
+
+    def _encode(self, checkpoint: WorkflowCheckpoint) -> str:
+        encoded = encode_checkpoint_value(checkpoint.to_dict())
+        # As FileCheckpointStorage writes it (indent=2 only changes whitespace).
+        return json.dumps(encoded, ensure_ascii=False)
+
+    # -- CheckpointStorage ----------------------------------------------------------
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        checkpoint_id = str(checkpoint.checkpoint_id)
+        try:
+            if not checkpoint_id or "/" in checkpoint_id or "\\" in checkpoint_id:
+                raise WorkflowCheckpointException(f"Invalid checkpoint ID: {checkpoint_id}")
+            text = self._encode(checkpoint)
+            self._decode(text)
+        except Exception as exc:
+            refused = CheckpointRefusedError(
+                checkpoint_id,
+                checkpoint.workflow_name,
+                checkpoint.iteration_count,
+                exc,
+                _blocked_type(exc),
+            )
+            self.refused.append(refused)
+            raise WorkflowCheckpointException(
+                f"Checkpoint {checkpoint_id} cannot be encoded or restored under this "
+                "storage's allowed types; refusing to save."
+            ) from refused
+        self._sequence += 1
+        info = CheckpointInfo(
+            checkpoint_id=checkpoint_id,
+            workflow_name=checkpoint.workflow_name,
+            superstep=checkpoint.iteration_count,
+            parent=checkpoint.previous_checkpoint_id,
+            pending_request_ids=tuple(sorted(checkpoint.pending_request_info_events)),
+            sequence=self._sequence,
+        )
+        self._stored.pop(checkpoint_id, None)  # a re-save moves to the end
+        self._stored[checkpoint_id] = _Stored(info, text)
+        return checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        stored = self._stored.get(str(checkpoint_id))
+        if stored is None:
+            known = ", ".join(self._stored) or "none"
+            raise WorkflowCheckpointException(
+                f"No checkpoint found with ID {checkpoint_id} (stored: {known})"
+            )
+        return self._decode(stored.text)
+
+    async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
+        return [
+            self._decode(s.text)
+            for s in self._stored.values()
+            if s.info.workflow_name == workflow_name
+        ]
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        return self._stored.pop(str(checkpoint_id), None) is not None
+
+    async def get_latest(self, *, workflow_name: str) -> WorkflowCheckpoint | None:
+        latest = self.latest_id(workflow_name)
+        return None if latest is None else await self.load(latest)
+
+    async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
+        return [i.checkpoint_id for i in self.history(workflow_name)]
+
+    # -- for tests --------------------------------------------------------------------
+    def history(self, workflow_name: str | None = None) -> list[CheckpointInfo]:
+        """Every stored checkpoint (of one workflow, if named), in save order."""
+        return [
+            s.info
+            for s in self._stored.values()
+            if workflow_name is None or s.info.workflow_name == workflow_name
+        ]
+
+    def ids(self, workflow_name: str | None = None) -> list[str]:
+        return [i.checkpoint_id for i in self.history(workflow_name)]
+
+    def latest_id(self, workflow_name: str | None = None) -> str | None:
+        """The id of the checkpoint saved last (of one workflow, if named)."""
+        history = self.history(workflow_name)
+        return history[-1].checkpoint_id if history else None
+
+    def info(self, checkpoint_id: str) -> CheckpointInfo:
+        stored = self._stored.get(checkpoint_id)
+        if stored is None:
+            raise KeyError(f"no checkpoint {checkpoint_id!r} in this storage")
+        return stored.info
+
+    def lineage(self, checkpoint_id: str) -> list[str]:
+        """The ids from the first checkpoint of the run down to ``checkpoint_id``."""
+        chain: list[str] = []
+        current: str | None = checkpoint_id
+        while current is not None and current in self._stored and current not in chain:
+            chain.append(current)
+            current = self._stored[current].info.parent
+        return chain[::-1]
+
+    def children(self, checkpoint_id: str) -> list[str]:
+        """Checkpoints whose parent is ``checkpoint_id`` (more than one after time travel)."""
+        return [i.checkpoint_id for i in self.history() if i.parent == checkpoint_id]
+
+    def at_superstep(self, superstep: int, workflow_name: str | None = None) -> list[str]:
+        """Ids of the checkpoints taken at superstep boundary ``superstep``, in save order."""
+        return [i.checkpoint_id for i in self.history(workflow_name) if i.superstep == superstep]
+
+    def raw(self, checkpoint_id: str) -> dict[str, Any]:
+        """The JSON document ``FileCheckpointStorage`` would have written."""
+        stored = self._stored.get(checkpoint_id)
+        if stored is None:
+            raise KeyError(f"no checkpoint {checkpoint_id!r} in this storage")
+        loaded: dict[str, Any] = json.loads(stored.text)
+        return loaded
+
+    def clear(self) -> None:
+        self._stored.clear()
+        self.refused.clear()
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+    def __bool__(self) -> bool:
+        # Agent Framework picks storage with `runtime or built`: an empty storage
+        # must not read as "no storage".
+        return True
+
+    def __repr__(self) -> str:
+        return (
+            f"<FlowsCheckpointStorage checkpoints={len(self._stored)} refused={len(self.refused)}>"
+        )

@@ -1,0 +1,291 @@
+"""Properties of a workflow that one test can check across many runs.
+
+* :func:`check_restore_equivalence` - restoring from any checkpoint of a run and
+  continuing gives the same supersteps, outputs, state and final status as the
+  uninterrupted run (time travel is safe; executors save what they need).
+* :func:`explore_seeds` - run the workflow under many scheduler seeds: a
+  workflow whose concurrent executors race (last writer wins on shared state,
+  a sibling reading another's uncommitted write) gives different runs for
+  different seeds; a correct one gives one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_flows.agent_framework.adapter import WorkflowRun
+from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.loop import Scheduler
+from pytest_flows.trace import render_value
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+
+__all__ = [
+    "RestoreCheck",
+    "SeedExploration",
+    "check_restore_equivalence",
+    "explore_seeds",
+    "seeded",
+    "supersteps_after",
+]
+
+WorkflowFactory = Callable[[], Any]
+
+_PLACEHOLDER = re.compile(r"<uuid:\d+>")
+
+
+def _renumber(lines: Sequence[str]) -> list[str]:
+    """Renumber ``<uuid:N>`` placeholders by first appearance within ``lines``."""
+    seen: dict[str, str] = {}
+
+    def sub(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token not in seen:
+            seen[token] = f"<id:{len(seen) + 1}>"
+        return seen[token]
+
+    return [_PLACEHOLDER.sub(sub, line) for line in lines]
+
+
+def supersteps_after(run: WorkflowRun, superstep: int) -> list[str]:
+    """The trace lines of ``run`` from the superstep after ``superstep`` to its end.
+
+    Ids are renumbered within the slice, so slices of different runs compare
+    equal when they did the same thing.
+    """
+    lines = run.trace.lines()
+    start = len(lines)
+    for index, event in enumerate(run.trace):
+        if event.kind == "superstep.started" and int(event.name) > superstep:
+            start = index
+            break
+    else:
+        # nothing ran after the checkpoint: compare the closing line only
+        for index, event in enumerate(run.trace):
+            if event.kind.startswith("workflow.") and event.kind != "workflow.started":
+                start = index
+    return _renumber(_without_empty_supersteps(run, start))
+
+
+#: Kinds of the trace events that belong to a superstep (the rest are workflow-level).
+_IN_SUPERSTEP = (
+    "executor.",
+    "message.",
+    "state.",
+    "checkpoint.",
+    "request.info",
+    "workflow.output",
+    "workflow.intermediate",
+    "workflow.warning",
+    "workflow.error",
+)
+
+
+def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
+    """Lines from ``start``, leaving out supersteps in which no executor ran.
+
+    Restoring the last checkpoint of a finished run makes the runtime run one
+    empty superstep (nothing is in flight); it changes nothing.
+    """
+    events = list(run.trace)[start:]
+    kept: list[str] = []
+    section: list[str] = []
+    invoked = False
+    for event in events:
+        if event.kind == "superstep.started" or not event.kind.startswith(_IN_SUPERSTEP):
+            if section and invoked:
+                kept.extend(section)
+            section, invoked = [], False
+            if event.kind != "superstep.started":
+                kept.append(event.render())
+                continue
+        section.append(event.render())
+        invoked = invoked or event.kind == "executor.invoked"
+    if section and invoked:
+        kept.extend(section)
+    return kept
+
+
+@dataclasses.dataclass
+class RestoreCheck:
+    """One checkpoint restored and compared with the uninterrupted run."""
+
+    checkpoint_id: str
+    superstep: int
+    run: WorkflowRun
+    diff: str
+
+    @property
+    def equivalent(self) -> bool:
+        return not self.diff
+
+
+def _outcome(run: WorkflowRun) -> list[str]:
+    return [
+        f"status: {run.status}",
+        f"state: {render_value(run.state, limit=10_000)}",
+        f"pending: {sorted(type(p.data).__name__ for p in run.pending)!r}",
+        f"error: {type(run.error).__name__ if run.error else None}",
+    ]
+
+
+def check_restore_equivalence(
+    flows: FlowsSession,
+    build: WorkflowFactory,
+    *args: Any,
+    storage: FlowsCheckpointStorage | None = None,
+    checkpoints: Iterable[str] | None = None,
+    **kwargs: Any,
+) -> list[RestoreCheck]:
+    """Assert that restoring from each checkpoint and continuing equals the full run.
+
+    ``build()`` returns a fresh workflow (the same definition every time);
+    ``args``/``kwargs`` are the first run's (``flows.run(build(), *args,
+    **kwargs)``). Every checkpoint that run wrote (or those in
+    ``checkpoints``) is restored on a fresh workflow and run to the end; the
+    supersteps after the checkpoint, the outputs they yield, the final state
+    and status must be the same. Raises ``AssertionError`` with a diff for the
+    first checkpoint that differs; returns the checks otherwise.
+    """
+    if not callable(build):
+        raise FlowsUsageError(
+            "check_restore_equivalence(flows, build, message) needs build, a function that "
+            f"returns a fresh workflow each call (e.g. a build_workflow() factory), got {build!r}."
+        )
+    store = storage if storage is not None else FlowsCheckpointStorage()
+    full = flows.run(build(), *args, checkpoint_storage=store, **kwargs)
+    if not isinstance(full, WorkflowRun):
+        raise FlowsUsageError("check_restore_equivalence() works on Agent Framework workflows")
+    targets = list(checkpoints) if checkpoints is not None else list(full.checkpoints)
+    if not targets:
+        raise FlowsUsageError(
+            "check_restore_equivalence(): the run wrote no checkpoint to restore from; "
+            "does the workflow run at all (see the trace)?"
+        )
+    checks: list[RestoreCheck] = []
+    for checkpoint_id in targets:
+        superstep = store.info(checkpoint_id).superstep
+        resumed = flows.run(
+            build(),
+            checkpoint_id=checkpoint_id,
+            checkpoint_storage=store,
+            raise_on_error=False,
+        )
+        expected = supersteps_after(full, superstep) + _outcome(full)
+        actual = supersteps_after(resumed, superstep) + _outcome(resumed)
+        diff = "".join(
+            difflib.unified_diff(
+                [line + "\n" for line in expected],
+                [line + "\n" for line in actual],
+                fromfile="uninterrupted run",
+                tofile=f"restored from checkpoint after superstep {superstep}",
+            )
+        )
+        check = RestoreCheck(checkpoint_id, superstep, resumed, diff)
+        checks.append(check)
+        if diff:
+            raise AssertionError(
+                f"restoring {full.flow.name or 'the workflow'!r} from its checkpoint after "
+                f"superstep {superstep} ({checkpoint_id}) and running on differs from the "
+                "uninterrupted run. An executor probably keeps state it does not save in "
+                "on_checkpoint_save() (or reads something outside the workflow).\n" + diff
+            )
+    return checks
+
+
+# -- seeds ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def seeded(flows: FlowsSession, seed: int) -> Iterator[None]:
+    """Run the block's ``flows.run`` calls under scheduler ``seed`` (same clock, same ids)."""
+    previous = flows.scheduler
+    flows.scheduler = Scheduler(seed=seed, clock=previous.clock, stream=flows.test_id)
+    try:
+        yield
+    finally:
+        flows.scheduler = previous
+
+
+@dataclasses.dataclass
+class SeedExploration:
+    """The distinct runs seen across seeds: ``outcomes[text] = [seeds...]``."""
+
+    outcomes: dict[str, list[int]]
+    runs: dict[int, WorkflowRun]
+
+    @property
+    def distinct(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def deterministic(self) -> bool:
+        return self.distinct == 1
+
+    def seeds_of(self, predicate: Callable[[WorkflowRun], bool]) -> list[int]:
+        return [seed for seed, run in self.runs.items() if predicate(run)]
+
+    def assert_deterministic(self) -> None:
+        """Raise ``AssertionError`` showing how two seeds' runs differ, if they do."""
+        if self.deterministic:
+            return
+        (first, seeds_a), (second, seeds_b) = list(self.outcomes.items())[:2]
+        diff = "".join(
+            difflib.unified_diff(
+                first.splitlines(keepends=True),
+                second.splitlines(keepends=True),
+                fromfile=f"seed {seeds_a[0]}",
+                tofile=f"seed {seeds_b[0]}",
+            )
+        )
+        summary = "; ".join(f"seeds {seeds}" for seeds in self.outcomes.values())
+        raise AssertionError(
+            f"the run depends on the order concurrent executors run in: {self.distinct} "
+            f"different runs across seeds ({summary}). Executors of one superstep race; "
+            "look for shared state several of them write (last writer wins) or read while a "
+            "sibling writes. Reproduce one with --flows-seed="
+            f"{seeds_b[0]} or @pytest.mark.flows(seed={seeds_b[0]}).\n" + diff
+        )
+
+
+def _outcome_text(run: WorkflowRun) -> str:
+    return run.trace.render() + "\n".join(_outcome(run)) + "\n"
+
+
+def explore_seeds(
+    flows: FlowsSession,
+    build: WorkflowFactory,
+    *args: Any,
+    seeds: Iterable[int] = range(16),
+    **kwargs: Any,
+) -> SeedExploration:
+    """Run ``flows.run(build(), *args, **kwargs)`` once per seed and group equal runs.
+
+    Two runs are equal when their traces (which list each superstep in a
+    canonical order), final state, status and pending requests are. Failed runs
+    are kept (``raise_on_error=False``), so a seed that crashes shows up too.
+    """
+    if not callable(build):
+        raise FlowsUsageError(
+            "explore_seeds(flows, build, message) needs build, a function that returns a "
+            f"fresh workflow each call, got {build!r}."
+        )
+    outcomes: dict[str, list[int]] = {}
+    runs: dict[int, WorkflowRun] = {}
+    for seed in seeds:
+        with seeded(flows, seed):
+            run = flows.run(build(), *args, raise_on_error=False, **kwargs)
+        if not isinstance(run, WorkflowRun):
+            raise FlowsUsageError("explore_seeds() works on Agent Framework workflows")
+        runs[seed] = run
+        outcomes.setdefault(_outcome_text(run), []).append(seed)
+    if not runs:
+        raise FlowsUsageError("explore_seeds(..., seeds=...) got no seeds; pass e.g. range(16)")
+    return SeedExploration(outcomes, runs)
