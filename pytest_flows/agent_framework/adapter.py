@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING, Any
 from agent_framework import Workflow, WorkflowBuilder, WorkflowRunState
 
 from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework.chat import current_workflow
 from pytest_flows.agent_framework.checkpoints import CheckpointSaveError, FlowsCheckpointStorage
-from pytest_flows.agent_framework.tracing import WorkflowTracer, refusal_of, render
+from pytest_flows.agent_framework.tracing import (
+    WorkflowTracer,
+    active_tracer,
+    refusal_of,
+    render,
+)
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
 
@@ -162,7 +168,12 @@ class AgentFrameworkAdapter:
         run = WorkflowRun(flow=workflow)
         tracer = WorkflowTracer(session.record)
         name = workflow.name or "workflow"
-        with patches.observe(workflow, tracer):
+        running = current_workflow.set(workflow)
+        tracing = active_tracer.set(tracer)
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(current_workflow.reset, running)
+            cleanup.callback(active_tracer.reset, tracing)
+            cleanup.enter_context(patches.observe(workflow, tracer))
             tracer.emit("workflow.started", name, *_start_fields(call))
             try:
                 result = await _invoke(workflow, call, run.events)

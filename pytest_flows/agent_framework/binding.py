@@ -24,7 +24,20 @@ def bind(
         if storage is None:
             return None
         return _setting(fakes, "storage", storage)
+    if kind == "llm":
+        from pytest_flows.agent_framework.chat import intercept_chat_clients
+
+        stack = contextlib.ExitStack()
+        stack.enter_context(_setting(fakes, "llm", fake))
+        stack.enter_context(intercept_chat_clients(fake))
+        return _closing(stack)
     return None
+
+
+@contextlib.contextmanager
+def _closing(stack: contextlib.ExitStack) -> Iterator[None]:
+    with stack:
+        yield
 
 
 @contextlib.contextmanager

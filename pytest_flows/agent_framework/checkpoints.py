@@ -153,12 +153,6 @@ class CheckpointInfo:
     sequence: int
 
 
-@dataclasses.dataclass
-class _Stored:
-    info: CheckpointInfo
-    text: str  # the JSON FileCheckpointStorage would write
-
-
 class FlowsCheckpointStorage:
     """In-memory ``CheckpointStorage`` that encodes, refuses and decodes like production.
 
@@ -166,11 +160,18 @@ class FlowsCheckpointStorage:
     restricted unpickler may rebuild, as ``FileCheckpointStorage``'s
     ``allowed_checkpoint_types``; types registered with
     ``agent_framework.register_checkpoint_type`` are allowed too, as there.
+
+    ``store`` (the ``flow_store`` fixture) makes that store hold the encoded
+    checkpoints: they appear in ``flow_store.checkpoints()`` and
+    ``flow_store.lineage(...)``, ``flow_store.tamper``/``discard`` act on what
+    a restore loads, and refused saves are reported to it.
     """
 
-    def __init__(self, *, allowed_types: Iterable[type | str] = ()) -> None:
+    def __init__(self, *, allowed_types: Iterable[type | str] = (), store: Any = None) -> None:
         self._allowed: set[str] = {type_key(t) for t in allowed_types}
-        self._stored: dict[str, _Stored] = {}
+        self._store = store
+        self._infos: dict[str, CheckpointInfo] = {}
+        self._texts: dict[str, str] = {}
         self._sequence = 0
         #: Every refused save, in order.
         self.refused: list[CheckpointRefusedError] = []
@@ -199,6 +200,58 @@ class FlowsCheckpointStorage:
         # As FileCheckpointStorage writes it (indent=2 only changes whitespace).
         return json.dumps(encoded, ensure_ascii=False)
 
+    # -- records ------------------------------------------------------------------
+    def _text(self, checkpoint_id: str) -> str | None:
+        if checkpoint_id not in self._infos:
+            return None
+        if self._store is None:
+            return self._texts.get(checkpoint_id)
+        record = self._store.find_checkpoint(checkpoint_id)
+        if record is None:  # discarded from the flow_store
+            return None
+        text: str = record.raw
+        return text
+
+    def _put(self, info: CheckpointInfo, text: str, checkpoint: WorkflowCheckpoint) -> None:
+        self._infos.pop(info.checkpoint_id, None)  # a re-save moves to the end
+        self._infos[info.checkpoint_id] = info
+        if self._store is None:
+            self._texts[info.checkpoint_id] = text
+            return
+        self._store.add_checkpoint(
+            id=info.checkpoint_id,
+            location=info.checkpoint_id,
+            parent_id=info.parent,
+            branch=self._branch(info),
+            trigger=f"superstep {info.superstep}",
+            raw=text,
+            framework="agent_framework",
+            kind="json",
+            base=info.workflow_name,
+            state={
+                k: v
+                for k, v in checkpoint.state.items()
+                if isinstance(k, str) and not k.startswith("_")
+            },
+        )
+
+    def _branch(self, info: CheckpointInfo) -> str:
+        """The lineage a checkpoint continues: its parent's, or a new one at a fork."""
+        branches = {r.id: r.branch for r in self._store.checkpoints()}
+        if info.parent is None or info.parent not in branches:
+            roots = sum(
+                1
+                for i in self._infos.values()
+                if i.workflow_name == info.workflow_name and i.parent is None
+            )
+            return info.workflow_name if roots <= 1 else f"{info.workflow_name}~{roots}"
+        siblings = [i for i in self._infos.values() if i.parent == info.parent]
+        parent_branch: str = branches[info.parent]
+        return parent_branch if len(siblings) <= 1 else f"{parent_branch}~{len(siblings)}"
+
+    def _live(self) -> list[CheckpointInfo]:
+        return [i for i in self._infos.values() if self._text(i.checkpoint_id) is not None]
+
     # -- CheckpointStorage ----------------------------------------------------------
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         checkpoint_id = str(checkpoint.checkpoint_id)
@@ -216,6 +269,8 @@ class FlowsCheckpointStorage:
                 _blocked_type(exc),
             )
             self.refused.append(refused)
+            if self._store is not None:
+                self._store.note_checkpoint_failure(str(refused))
             raise WorkflowCheckpointException(
                 f"Checkpoint {checkpoint_id} cannot be encoded or restored under this "
                 "storage's allowed types; refusing to save."
@@ -229,28 +284,36 @@ class FlowsCheckpointStorage:
             pending_request_ids=tuple(sorted(checkpoint.pending_request_info_events)),
             sequence=self._sequence,
         )
-        self._stored.pop(checkpoint_id, None)  # a re-save moves to the end
-        self._stored[checkpoint_id] = _Stored(info, text)
+        self._put(info, text, checkpoint)
         return checkpoint_id
 
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
-        stored = self._stored.get(str(checkpoint_id))
-        if stored is None:
-            known = ", ".join(self._stored) or "none"
+        text = self._text(str(checkpoint_id))
+        if text is None:
+            known = ", ".join(i.checkpoint_id for i in self._live()) or "none"
             raise WorkflowCheckpointException(
                 f"No checkpoint found with ID {checkpoint_id} (stored: {known})"
             )
-        return self._decode(stored.text)
+        return self._decode(text)
 
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
-        return [
-            self._decode(s.text)
-            for s in self._stored.values()
-            if s.info.workflow_name == workflow_name
-        ]
+        checkpoints = []
+        for info in self.history(workflow_name):
+            text = self._text(info.checkpoint_id)
+            if text is not None:
+                checkpoints.append(self._decode(text))
+        return checkpoints
 
     async def delete(self, checkpoint_id: str) -> bool:
-        return self._stored.pop(str(checkpoint_id), None) is not None
+        if self._text(str(checkpoint_id)) is None:
+            return False
+        self._infos.pop(str(checkpoint_id), None)
+        self._texts.pop(str(checkpoint_id), None)
+        if self._store is not None:
+            record = self._store.find_checkpoint(str(checkpoint_id))
+            if record is not None:
+                self._store.discard(record)
+        return True
 
     async def get_latest(self, *, workflow_name: str) -> WorkflowCheckpoint | None:
         latest = self.latest_id(workflow_name)
@@ -263,9 +326,7 @@ class FlowsCheckpointStorage:
     def history(self, workflow_name: str | None = None) -> list[CheckpointInfo]:
         """Every stored checkpoint (of one workflow, if named), in save order."""
         return [
-            s.info
-            for s in self._stored.values()
-            if workflow_name is None or s.info.workflow_name == workflow_name
+            i for i in self._live() if workflow_name is None or i.workflow_name == workflow_name
         ]
 
     def ids(self, workflow_name: str | None = None) -> list[str]:
@@ -277,18 +338,17 @@ class FlowsCheckpointStorage:
         return history[-1].checkpoint_id if history else None
 
     def info(self, checkpoint_id: str) -> CheckpointInfo:
-        stored = self._stored.get(checkpoint_id)
-        if stored is None:
+        if self._text(checkpoint_id) is None:
             raise KeyError(f"no checkpoint {checkpoint_id!r} in this storage")
-        return stored.info
+        return self._infos[checkpoint_id]
 
     def lineage(self, checkpoint_id: str) -> list[str]:
         """The ids from the first checkpoint of the run down to ``checkpoint_id``."""
         chain: list[str] = []
         current: str | None = checkpoint_id
-        while current is not None and current in self._stored and current not in chain:
+        while current is not None and current in self._infos and current not in chain:
             chain.append(current)
-            current = self._stored[current].info.parent
+            current = self._infos[current].parent
         return chain[::-1]
 
     def children(self, checkpoint_id: str) -> list[str]:
@@ -301,18 +361,14 @@ class FlowsCheckpointStorage:
 
     def raw(self, checkpoint_id: str) -> dict[str, Any]:
         """The JSON document ``FileCheckpointStorage`` would have written."""
-        stored = self._stored.get(checkpoint_id)
-        if stored is None:
+        text = self._text(checkpoint_id)
+        if text is None:
             raise KeyError(f"no checkpoint {checkpoint_id!r} in this storage")
-        loaded: dict[str, Any] = json.loads(stored.text)
+        loaded: dict[str, Any] = json.loads(text)
         return loaded
 
-    def clear(self) -> None:
-        self._stored.clear()
-        self.refused.clear()
-
     def __len__(self) -> int:
-        return len(self._stored)
+        return len(self._live())
 
     def __bool__(self) -> bool:
         # Agent Framework picks storage with `runtime or built`: an empty storage
@@ -320,6 +376,4 @@ class FlowsCheckpointStorage:
         return True
 
     def __repr__(self) -> str:
-        return (
-            f"<FlowsCheckpointStorage checkpoints={len(self._stored)} refused={len(self.refused)}>"
-        )
+        return f"<FlowsCheckpointStorage checkpoints={len(self)} refused={len(self.refused)}>"

@@ -24,6 +24,8 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Protocol
 
+from agent_framework import BaseChatClient, FunctionInvocationLayer
+from agent_framework._middleware import ChatMiddlewareLayer
 from agent_framework._workflows import _edge_runner, _runner, _runner_context, _state, _workflow
 from agent_framework._workflows._const import INTERNAL_SOURCE_PREFIX
 
@@ -282,6 +284,35 @@ def _delivery_hook(edge_runner: Any, observer: WorkflowObserver) -> Any:
     return execute_on_target
 
 
+# -- chat clients -------------------------------------------------------------------------
+
+ChatRoute = Callable[[Any, Any, bool, Any], Any]
+
+
+@contextlib.contextmanager
+def routed_chat_clients(route: ChatRoute) -> Iterator[None]:
+    """Send every chat client's model call to ``route(client, messages, stream, options)``.
+
+    ``BaseChatClient.get_response`` is the step below the tool loop
+    (``FunctionInvocationLayer``) and the chat middleware, which reach it with
+    ``super().get_response``; it is where a provider's ``_inner_get_response``
+    would be called. Tools still run for real.
+    """
+
+    def get_response(
+        self: Any, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any
+    ) -> Any:
+        return route(self, messages, stream, options)
+
+    cls: Any = BaseChatClient
+    previous = cls.__dict__["get_response"]
+    cls.get_response = get_response
+    try:
+        yield
+    finally:
+        cls.get_response = previous
+
+
 # -- upgrade guard ---------------------------------------------------------------------
 
 
@@ -378,6 +409,21 @@ def check_patch_points() -> None:
     need("self._pending" in inspect.getsource(state_cls.commit), "State._pending")
     for name in ("set", "delete", "commit"):
         need(callable(getattr(state_cls, name, None)), f"State.{name}")
+    base_get = inspect.getsource(BaseChatClient.get_response)
+    need(
+        "self._inner_get_response(" in base_get,
+        "BaseChatClient.get_response no longer calls _inner_get_response",
+    )
+    for layer in (FunctionInvocationLayer, ChatMiddlewareLayer):
+        need(
+            "super().get_response" in inspect.getsource(layer),
+            f"{layer.__name__} no longer reaches the client through super().get_response",
+        )
+    get_params = list(inspect.signature(BaseChatClient.get_response).parameters)
+    need(
+        get_params[:4] == ["self", "messages", "stream", "options"],
+        f"BaseChatClient.get_response{get_params}",
+    )
     if problems:
         raise AssertionError(
             "pytest-flows' agent_framework patch points moved (agent-framework-core upgrade?): "

@@ -178,6 +178,7 @@ def check_restore_equivalence(
             checkpoint_storage=store,
             raise_on_error=False,
         )
+        assert isinstance(resumed, WorkflowRun)
         expected = supersteps_after(full, superstep) + _outcome(full)
         actual = supersteps_after(resumed, superstep) + _outcome(resumed)
         diff = "".join(

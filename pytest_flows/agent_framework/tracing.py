@@ -17,6 +17,7 @@ checkpoint) is written as it happens.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
@@ -38,9 +39,14 @@ from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.checkpoints import CheckpointRefusedError
 from pytest_flows.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 
-__all__ = ["WorkflowTracer", "render"]
+__all__ = ["WorkflowTracer", "active_tracer", "render"]
 
 Record = Callable[[TraceEvent], None]
+
+#: The tracer of the workflow ``flows.run`` is running (for fakes that add lines).
+active_tracer: contextvars.ContextVar[WorkflowTracer | None] = contextvars.ContextVar(
+    "pytest_flows_af_tracer", default=None
+)
 
 
 # -- values -------------------------------------------------------------------------
@@ -182,6 +188,10 @@ class WorkflowTracer(patches.WorkflowObserver):
     def emit(self, kind: str, name: str = "", *fields: tuple[str, str]) -> None:
         """Record a workflow-level event now (outside any superstep)."""
         self._put(TraceEvent(kind=kind, name=name, fields=tuple(fields)))
+
+    def put(self, event: TraceEvent) -> None:
+        """Record ``event`` where it happened: the running delivery, the superstep, or now."""
+        self._put(event)
 
     def _put(self, event: TraceEvent) -> None:
         """Into the current delivery block, the open superstep's tail, or straight out."""
