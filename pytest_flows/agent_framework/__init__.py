@@ -1,1 +1,45 @@
-"""pytest-flows adapter for Microsoft Agent Framework workflows."""
+"""pytest-flows for Microsoft Agent Framework workflows.
+
+``flows.run(workflow, message)`` runs a real ``Workflow`` on the deterministic
+loop and returns a :class:`WorkflowRun` (outputs, status, pending requests,
+checkpoints, superstep trace). The fakes plug in at Agent Framework's extension
+points: :class:`FlowsChatClient` (``fake_llm``), :class:`FlowsCheckpointStorage`
+(``flow_store``), and ``request_info`` answered by ``human``.
+
+Importing this package imports ``agent_framework``; ``import pytest_flows`` does not.
+"""
+
+from pytest_flows.agent_framework.adapter import PendingRequest, WorkflowRun
+from pytest_flows.agent_framework.binding import checkpoint_storage
+from pytest_flows.agent_framework.chat import FlowsChatClient
+from pytest_flows.agent_framework.checkpoints import (
+    CheckpointInfo,
+    CheckpointRefusedError,
+    CheckpointSaveError,
+    FlowsCheckpointStorage,
+)
+from pytest_flows.agent_framework.patches import check_patch_points
+from pytest_flows.agent_framework.properties import (
+    RestoreCheck,
+    SeedExploration,
+    check_restore_equivalence,
+    explore_seeds,
+    seeded,
+)
+
+__all__ = [
+    "CheckpointInfo",
+    "CheckpointRefusedError",
+    "CheckpointSaveError",
+    "FlowsChatClient",
+    "FlowsCheckpointStorage",
+    "PendingRequest",
+    "RestoreCheck",
+    "SeedExploration",
+    "WorkflowRun",
+    "check_patch_points",
+    "check_restore_equivalence",
+    "checkpoint_storage",
+    "explore_seeds",
+    "seeded",
+]

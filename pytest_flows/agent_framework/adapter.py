@@ -20,11 +20,14 @@ from agent_framework import Workflow, WorkflowBuilder, WorkflowRunState
 
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.chat import current_workflow
-from pytest_flows.agent_framework.checkpoints import CheckpointSaveError, FlowsCheckpointStorage
+from pytest_flows.agent_framework.checkpoints import (
+    CheckpointSaveError,
+    FlowsCheckpointStorage,
+    refusal_from,
+)
 from pytest_flows.agent_framework.tracing import (
     WorkflowTracer,
     active_tracer,
-    refusal_of,
     render,
 )
 from pytest_flows.errors import FlowsUsageError
@@ -160,14 +163,21 @@ class AgentFrameworkAdapter:
         call = _call(workflow, args, kwargs)
         fakes = self.fakes(session)
         storage = fakes.storage
-        if storage is not None and "checkpoint_storage" not in call:
+        built = workflow._runner_context._checkpoint_storage
+        if (
+            storage is not None
+            and "checkpoint_storage" not in call
+            and not isinstance(built, FlowsCheckpointStorage)
+        ):
+            # flow_store stands in for the workflow's production storage (its
+            # allowlist carries over); a test-built FlowsCheckpointStorage stays.
             call["checkpoint_storage"] = storage
-            storage.allow_like(workflow._runner_context._checkpoint_storage)
+            storage.allow_like(built)
         _check_storage(workflow, call)
 
         run = WorkflowRun(flow=workflow)
-        tracer = WorkflowTracer(session.record)
         name = workflow.name or "workflow"
+        tracer = WorkflowTracer(session.record, name)
         running = current_workflow.set(workflow)
         tracing = active_tracer.set(tracer)
         with contextlib.ExitStack() as cleanup:
@@ -227,7 +237,7 @@ async def _human_answers(fakes: _Fakes, workflow: Any) -> dict[str, Any]:
 
 
 def _checkpoint_error(name: str, iteration: int, error: BaseException) -> BaseException:
-    refused = refusal_of(error)
+    refused = refusal_from(error, name, iteration)
     if refused is not None:
         return refused
     failure = CheckpointSaveError(name, iteration, error)

@@ -20,10 +20,13 @@ def bind(
 ) -> contextlib.AbstractContextManager[None] | None:
     fakes = adapter.fakes(session)
     if kind == "store":
-        storage = fake if isinstance(fake, FlowsCheckpointStorage) else None
-        if storage is None:
+        if isinstance(fake, FlowsCheckpointStorage):
+            return _setting(fakes, "storage", fake)
+        if not callable(getattr(fake, "add_checkpoint", None)):
             return None
-        return _setting(fakes, "storage", storage)
+        backend = AgentFrameworkStoreBackend(fake)
+        fake.register_backend(backend)
+        return _setting(fakes, "storage", backend.storage)
     if kind == "llm":
         from pytest_flows.agent_framework.chat import intercept_chat_clients
 
@@ -48,6 +51,47 @@ def _setting(fakes: Any, name: str, value: Any) -> Iterator[None]:
         yield
     finally:
         setattr(fakes, name, previous)
+
+
+class AgentFrameworkStoreBackend:
+    """What ``flow_store`` knows about Agent Framework: its checkpoint storage.
+
+    While ``flow_store`` is requested, ``backend.storage`` (a
+    :class:`FlowsCheckpointStorage` writing into the store) is the checkpoint
+    storage of every ``flows.run`` that does not pass its own.
+    """
+
+    framework = "agent_framework"
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.storage = FlowsCheckpointStorage(store=store)
+
+    def allow(self, *types: type | str) -> None:
+        """Let the restricted unpickler rebuild these types (as ``allowed_checkpoint_types``)."""
+        self.storage.allow(*types)
+
+    def accepts(self, target: object) -> bool:
+        from agent_framework import Workflow, WorkflowCheckpoint
+
+        from pytest_flows.run import FlowRun
+
+        if isinstance(target, FlowRun):
+            return isinstance(target.flow, Workflow)
+        return isinstance(target, Workflow | WorkflowCheckpoint)
+
+    def round_trip(self, state: Any) -> list[Any]:
+        return self.storage.round_trip(state)[1]
+
+    def state_id(self, state: Any) -> str | None:
+        return None
+
+
+def checkpoint_storage(flow_store: Any) -> FlowsCheckpointStorage:
+    """The Agent Framework checkpoint storage behind ``flow_store`` in this test."""
+    backend = flow_store.backend("agent_framework")
+    storage: FlowsCheckpointStorage = backend.storage
+    return storage
 
 
 def human_answers(human: Any, pending: Sequence[PendingRequest]) -> dict[str, Any]:

@@ -41,6 +41,7 @@ __all__ = [
     "CheckpointRefusedError",
     "CheckpointSaveError",
     "FlowsCheckpointStorage",
+    "refusal_from",
     "type_key",
 ]
 
@@ -78,6 +79,8 @@ class CheckpointRefusedError(FlowsError):
         iteration: int,
         cause: BaseException,
         blocked_type: str | None,
+        *,
+        what: str | None = None,
     ) -> None:
         self.checkpoint_id = checkpoint_id
         self.workflow_name = workflow_name
@@ -93,9 +96,9 @@ class CheckpointRefusedError(FlowsError):
                 "Allow it where the workflow's storage is built - FileCheckpointStorage(path, "
                 f"allowed_checkpoint_types=[{blocked_type!r}]) or "
                 f"agent_framework.register_checkpoint_type({qualname}) - and in the test "
-                f"(FlowsCheckpointStorage(allowed_types=[{qualname}]) or "
-                f"storage.allow({qualname})); or keep workflow state and messages to "
-                "JSON-native values and framework types."
+                f"(FlowsCheckpointStorage(allowed_types=[{qualname}]), storage.allow({qualname}) "
+                f'or flow_store.backend("agent_framework").allow({qualname})); or keep workflow '
+                "state and messages to JSON-native values and framework types."
             )
         else:
             reason = _root_message(cause)
@@ -103,10 +106,10 @@ class CheckpointRefusedError(FlowsError):
                 "Keep workflow state, in-flight messages and executor state to values the "
                 "checkpoint codec can encode and the restricted unpickler can rebuild."
             )
-        super().__init__(
-            f"checkpoint {checkpoint_id} of workflow {workflow_name!r} after superstep "
-            f"{iteration} would be refused by FileCheckpointStorage: {reason}. {fix}"
+        subject = what or (
+            f"checkpoint {checkpoint_id} of workflow {workflow_name!r} after superstep {iteration}"
         )
+        super().__init__(f"{subject} would be refused by FileCheckpointStorage: {reason}. {fix}")
 
 
 class CheckpointSaveError(FlowsError):
@@ -129,6 +132,29 @@ def _root_message(error: BaseException) -> str:
         messages.append(f"{type(current).__name__}: {current}")
         current = current.__cause__
     return " <- ".join(messages)
+
+
+_CHECKPOINT_ID = re.compile(r"Checkpoint (\S+) cannot be encoded")
+
+
+def refusal_from(
+    error: BaseException, workflow_name: str, iteration: int
+) -> CheckpointRefusedError | None:
+    """The refusal behind a failed checkpoint save: ours, or a file storage's."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, CheckpointRefusedError):
+            return current
+        current = current.__cause__ or current.__context__
+    blocked = _blocked_type(error)
+    if blocked is None and "refusing to save" not in str(error):
+        return None
+    match = _CHECKPOINT_ID.search(str(error))
+    refused = CheckpointRefusedError(
+        match.group(1) if match else "?", workflow_name, iteration, error, blocked
+    )
+    refused.__cause__ = error
+    return refused
 
 
 def _blocked_type(error: BaseException) -> str | None:
@@ -321,6 +347,31 @@ class FlowsCheckpointStorage:
 
     async def list_checkpoint_ids(self, *, workflow_name: str) -> list[str]:
         return [i.checkpoint_id for i in self.history(workflow_name)]
+
+    def round_trip(self, value: Any) -> tuple[Any, list[Any]]:
+        """``value`` through the codec as a checkpoint holds it: (what comes back, changes).
+
+        Raises :class:`CheckpointRefusedError` if the file storage would refuse it.
+        """
+        from pytest_flows.codec import differences
+
+        try:
+            encoded = json.dumps(encode_checkpoint_value(value), ensure_ascii=False)
+            back = decode_checkpoint_value(
+                json.loads(encoded), allowed_types=frozenset(self._allowed)
+            )
+        except Exception as exc:
+            raise CheckpointRefusedError("(round trip)", "-", 0, exc, _blocked_type(exc)) from exc
+        return back, differences(value, back)
+
+    def assert_round_trip(self, value: Any) -> None:
+        """Assert that ``value`` comes back unchanged from a checkpoint."""
+        _, changes = self.round_trip(value)
+        if changes:
+            raise AssertionError(
+                "checkpoint save -> load does not give the value back:\n"
+                + "".join(f"  {change.describe()}\n" for change in changes)
+            )
 
     # -- for tests --------------------------------------------------------------------
     def history(self, workflow_name: str | None = None) -> list[CheckpointInfo]:

@@ -36,7 +36,7 @@ from agent_framework import (
 from agent_framework._workflows._runner_context import MessageType, WorkflowMessage
 
 from pytest_flows.agent_framework import patches
-from pytest_flows.agent_framework.checkpoints import CheckpointRefusedError
+from pytest_flows.agent_framework.checkpoints import refusal_from
 from pytest_flows.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 
 __all__ = ["WorkflowTracer", "active_tracer", "render"]
@@ -126,16 +126,6 @@ def _error(error: BaseException | str) -> str:
     return render_value(error)
 
 
-def refusal_of(error: BaseException) -> CheckpointRefusedError | None:
-    """The :class:`CheckpointRefusedError` behind a failed checkpoint save, if any."""
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, CheckpointRefusedError):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
-
-
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__qualname__", None) or str(tp)
 
@@ -171,8 +161,9 @@ class SuperstepSummary:
 class WorkflowTracer(patches.WorkflowObserver):
     """Receives a workflow's hooks (see :func:`patches.observe`) and records trace events."""
 
-    def __init__(self, record: Record) -> None:
+    def __init__(self, record: Record, workflow_name: str = "workflow") -> None:
         self._record = record
+        self.workflow_name = workflow_name
         self._open: _Superstep | None = None
         self._seq = itertools.count()
         self.answered_by = "caller"
@@ -306,11 +297,11 @@ class WorkflowTracer(patches.WorkflowObserver):
                     fields=fields,
                 )
             )
-        elif kind == "executor_failed":
+        elif kind == "executor_failed" and not isinstance(token, _Delivery):
+            # (inside a delivery, delivered() records the exception itself: the
+            # event's details hide the message unless sensitive data is enabled)
             details = event.data
             text = f"{getattr(details, 'error_type', '?')}: {getattr(details, 'message', '')}"
-            if isinstance(token, _Delivery):
-                token.failed = True
             self._put(
                 TraceEvent(
                     kind="executor.failed",
@@ -365,7 +356,7 @@ class WorkflowTracer(patches.WorkflowObserver):
 
     def checkpoint_failed(self, iteration: int, error: BaseException) -> None:
         self.checkpoint_failures.append((iteration, error))
-        refused = refusal_of(error)
+        refused = refusal_from(error, self.workflow_name, iteration)
         if refused is not None:
             fields = [("superstep", str(iteration))]
             if refused.blocked_type:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Never
 
 from agent_framework import (
     Case,
@@ -17,7 +17,6 @@ from agent_framework import (
     handler,
     response_handler,
 )
-from typing_extensions import Never
 
 # -- fan-out / fan-in, then a switch-case --------------------------------------------
 
