@@ -1,0 +1,198 @@
+"""The scripted-reply engine on its own: choosing, counting, ledger, messages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.script import (
+    ALWAYS,
+    Match,
+    Request,
+    Script,
+    ScriptError,
+    UnscriptedRequest,
+    UnusedReplies,
+)
+
+
+def make_script() -> Script:
+    return Script(
+        fixture="fake",
+        noun="call",
+        reply_noun="reply",
+        suggest=lambda r: f'fake.on(method="{r.caller.get("method")}").reply("...")',
+        describe=lambda r: [f"prompt: {r.prompt!r}"],
+    )
+
+
+def ask(script: Script, prompt: str = "", **caller: object) -> object:
+    exchange = script.take(Request(caller=dict(caller), prompt=prompt))
+    return exchange.resolve()
+
+
+def add(script: Script, reply: object, match: Match | None = None, **kw: object) -> None:
+    script.add(reply, match=match, label=f"fake.reply({reply!r})", **kw)  # type: ignore[arg-type]
+
+
+def test_plain_replies_answer_in_order() -> None:
+    script = make_script()
+    add(script, "a")
+    add(script, "b")
+    assert [ask(script), ask(script)] == ["a", "b"]
+
+
+def test_a_rule_beats_plain_replies_whatever_the_order() -> None:
+    script = make_script()
+    add(script, "plain")
+    add(script, "rule", Match(caller=(("method", "router"),)))
+    assert ask(script, method="router") == "rule"
+    assert ask(script, method="other") == "plain"
+
+
+def test_counted_entries_beat_always_entries() -> None:
+    script = make_script()
+    add(script, "default", Match(caller=(("method", "m"),)), times=ALWAYS)
+    add(script, "first", Match(caller=(("method", "m"),)), times=2)
+    assert [ask(script, method="m") for _ in range(4)] == ["first", "first", "default", "default"]
+
+
+def test_conditions_value_regex_mapping_predicate_and_list_membership() -> None:
+    script = make_script()
+    add(script, "regex", Match(caller=(("agent", re.compile("^Res")),)))
+    add(script, "subset", Match(caller=(("inputs", {"topic": "ai"}),)))
+    add(script, "pred", Match(caller=(("n", lambda n: n > 2),)))
+    add(script, "member", Match(caller=(("roles", "Writer"),)))
+    add(script, "prompt", Match(prompt=r"refund \d+"))
+    assert ask(script, agent="Researcher") == "regex"
+    assert ask(script, inputs={"topic": "ai", "extra": 1}) == "subset"
+    assert ask(script, n=3) == "pred"
+    assert ask(script, roles=["Editor", "Writer"]) == "member"
+    assert ask(script, "please refund 42 now") == "prompt"
+
+
+def test_a_missing_caller_key_does_not_match() -> None:
+    script = make_script()
+    add(script, "x", Match(caller=(("agent", "A"),)))
+    with pytest.raises(UnscriptedRequest):
+        ask(script)
+
+
+def test_callable_replies_see_the_request_and_errors_are_raised() -> None:
+    script = make_script()
+    add(script, lambda request: request.prompt.upper())
+    add(script, ValueError("boom"))
+    add(script, KeyError)
+    assert ask(script, "hi") == "HI"
+    with pytest.raises(ValueError, match="boom"):
+        ask(script)
+    with pytest.raises(KeyError):
+        ask(script)
+    assert isinstance(script.exchanges[1].error, ValueError)
+
+
+def test_every_request_is_recorded_with_its_number_and_entry() -> None:
+    script = make_script()
+    add(script, "a")
+    ask(script, "first", method="m")
+    with pytest.raises(UnscriptedRequest):
+        ask(script, "second")
+    assert [e.request.number for e in script.exchanges] == [1, 2]
+    assert script.exchanges[0].entry is script.entries[0]
+    assert script.exchanges[1].entry is None
+    assert script.exchanges[0].caller == {"method": "m"}
+
+
+def test_unscripted_request_is_a_base_exception_so_no_except_exception_swallows_it() -> None:
+    script = make_script()
+    with pytest.raises(UnscriptedRequest):
+        try:
+            ask(script)
+        except Exception:  # what frameworks do around providers
+            pytest.fail("an Exception handler caught the script error")
+    assert issubclass(UnscriptedRequest, ScriptError)
+    assert not issubclass(ScriptError, Exception)
+
+
+def test_unscripted_message_for_an_empty_script() -> None:
+    script = make_script()
+    with pytest.raises(UnscriptedRequest) as caught:
+        ask(script, "What now?", flow="F", method="m")
+    assert str(caught.value) == (
+        "pytest-flows: unscripted call #1: no scripted reply matches it.\n"
+        "  caller: flow=F method=m\n"
+        "  prompt: 'What now?'\n"
+        "  script: empty (nothing was scripted on fake)\n"
+        "Add this line to the test to answer it:\n"
+        '    fake.on(method="m").reply("...")'
+    )
+
+
+def test_unscripted_message_lists_the_waiting_entries_that_did_not_match() -> None:
+    script = make_script()
+    script.add("x", match=Match(caller=(("method", "other"),)), label='fake.on(method="other")')
+    with pytest.raises(UnscriptedRequest) as caught:
+        ask(script, "q", method="m")
+    lines = str(caught.value).splitlines()
+    assert lines[3] == "  script: 1 waiting reply(s), none matches:"
+    assert re.fullmatch(
+        r'    fake\.on\(method="other"\)  \[test_script\.py:\d+, used 0 of 1\]', lines[4]
+    )
+
+
+def test_unscripted_message_when_the_plain_replies_are_used_up() -> None:
+    script = make_script()
+    add(script, "only")
+    ask(script)
+    with pytest.raises(UnscriptedRequest) as caught:
+        ask(script, method="m")
+    assert "  script: all 1 scripted reply(s) used up" in str(caught.value).splitlines()
+
+
+def test_verify_names_each_unused_entry_with_its_line() -> None:
+    script = make_script()
+    script.add("a", label='fake.reply("a")')
+    script.add("b", label='fake.reply("b")', times=2)
+    ask(script)
+    ask(script)
+    with pytest.raises(UnusedReplies) as caught:
+        script.verify()
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "pytest-flows: 1 scripted reply on fake never used:"
+    assert re.fullmatch(r'  fake\.reply\("b"\)  \[test_script\.py:\d+, used 1 of 2\]', lines[1])
+    assert lines[2] == (
+        "The flow never asked for it. Remove it, fix the condition, or pass optional=True "
+        "(fake.allow_unused() relaxes this check for the whole test)."
+    )
+
+
+def test_optional_entries_and_used_always_entries_are_not_reported() -> None:
+    script = make_script()
+    script.add("a", label="a", optional=True)
+    script.add("b", label="b", times=ALWAYS)
+    with pytest.raises(UnusedReplies) as caught:
+        script.verify()
+    assert [entry.label for entry in caught.value.entries] == ["b"]
+    assert ask(script) == "a"  # counted before always
+    assert ask(script) == "b"
+    script.verify()
+
+
+def test_check_unused_can_be_switched_off_for_a_test() -> None:
+    script = make_script()
+    script.add("a", label="a")
+    script.check_unused = False
+    script.verify()
+
+
+@pytest.mark.parametrize("times", [0, -1, 1.5, True, "twice"])
+def test_times_must_be_a_count_or_always(times: object) -> None:
+    with pytest.raises(FlowsUsageError, match=r"times=.* is not a count"):
+        make_script().add("a", label="a", times=times)  # type: ignore[arg-type]
+
+
+def test_an_invalid_prompt_regex_is_a_usage_error_that_says_how_to_match_literally() -> None:
+    with pytest.raises(FlowsUsageError, match=r"re\.escape"):
+        Match(prompt="(unclosed")
