@@ -1,0 +1,278 @@
+"""The scripting side of the fake LLM, shared by every framework's fake.
+
+:class:`LLMScript` is what a test writes to (``reply``, ``on``) and reads
+(``calls``); a framework's fake LLM builds :class:`~pytest_flows.script.Request`
+s from what its runtime asks and answers them from ``script``.
+
+Request keys for LLM calls: ``caller`` has ``flow``, ``method`` (the flow
+method the call happens in), ``agent`` (role), ``task``, ``purpose`` and
+``model``; ``prompt`` is the text of the last user message; ``messages``,
+``tools`` (names) and ``response_model`` are what the caller passed.
+
+Purposes: ``agent`` (an agent's reasoning or tool loop), ``feedback``
+(classifying human feedback into an outcome), ``router`` (a conversational
+router), ``intent`` (intent classification), ``converse`` and ``history``
+(conversational replies), ``learn`` and ``memory`` (lessons and memory
+analysis), ``call`` (any other direct ``llm.call``).
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from pytest_flows.replies import Stream, ToolCall
+from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, short
+
+__all__ = ["CALLER_KEYS", "PURPOSES", "LLMRule", "LLMScript"]
+
+CALLER_KEYS = ("flow", "method", "agent", "task", "purpose", "model")
+PURPOSES = (
+    "agent",
+    "feedback",
+    "router",
+    "intent",
+    "converse",
+    "history",
+    "learn",
+    "memory",
+    "call",
+)
+
+_FIXTURE = "fake_llm"
+
+
+def reply_label(value: Any) -> str:
+    if isinstance(value, ToolCall):
+        return _tool_label(value)
+    if isinstance(value, list) and value and all(isinstance(v, ToolCall) for v in value):
+        return "[" + ", ".join(_tool_label(v) for v in value) + "]"
+    if isinstance(value, Stream):
+        return f"stream({list(value.chunks)!r})"
+    if isinstance(value, BaseModel):
+        return f"{type(value).__name__}(...)"
+    if callable(value) and not isinstance(value, type):
+        return f"<{getattr(value, '__name__', 'callable')}>"
+    return short(value)
+
+
+def _tool_label(call: ToolCall) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    return f'call_tool("{call.name}"{", " if args else ""}{args})'
+
+
+def placeholder(response_model: Any, outcomes: list[str] | None = None) -> str:
+    """Source text of a reply that fits ``response_model`` (for suggestions)."""
+    if response_model is None:
+        return '"..."'
+    fields = getattr(response_model, "model_fields", None)
+    if not fields:
+        return '"..."'
+    parts = []
+    for name, info in fields.items():
+        parts.append(f'"{name}": {_placeholder_value(info.annotation, outcomes)}')
+    return "{" + ", ".join(parts) + "}"
+
+
+def _placeholder_value(annotation: Any, outcomes: list[str] | None) -> str:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        choices = typing.get_args(annotation)
+        return repr(choices[0]).replace("'", '"') if choices else '"..."'
+    if annotation is str:
+        return f'"{outcomes[0]}"' if outcomes else '"..."'
+    if annotation is bool:
+        return "False"
+    if annotation is int:
+        return "0"
+    if annotation is float:
+        return "0.0"
+    if origin in (list, tuple, set):
+        return "[]"
+    if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return "{}"
+    return '"..."'
+
+
+def suggest(request: Request) -> str:
+    """The line that would answer ``request`` in a test."""
+    caller = request.caller
+    value = placeholder(request.response_model, request.data.get("outcomes"))
+    if request.tools and request.response_model is None:
+        value = '"..."'
+    purpose = caller.get("purpose")
+    if purpose not in (None, "agent", "call"):
+        condition = f'purpose="{purpose}"'
+        if caller.get("method"):
+            condition = f'method="{caller["method"]}", {condition}'
+        return f"{_FIXTURE}.on({condition}).reply({value})"
+    if caller.get("agent"):
+        return f"{_FIXTURE}.on(agent={caller['agent']!r}).reply({value})".replace("'", '"')
+    if caller.get("method"):
+        return f'{_FIXTURE}.on(method="{caller["method"]}").reply({value})'
+    return f"{_FIXTURE}.reply({value})"
+
+
+def describe(request: Request) -> list[str]:
+    lines = ["prompt (last user message):"]
+    text = request.prompt or "(none)"
+    body = text.splitlines() or [""]
+    if len(body) > 12:
+        body = [*body[:12], f"... ({len(body) - 12} more lines)"]
+    lines.extend(f"  | {line}" for line in body)
+    if request.tools:
+        lines.append(
+            f'tools: {", ".join(request.tools)} (reply call_tool("{request.tools[0]}", ...) '
+            "to call one)"
+        )
+    if request.response_model is not None:
+        lines.append(
+            f"response model: {getattr(request.response_model, '__name__', request.response_model)}"
+        )
+    if request.data.get("outcomes"):
+        lines.append(f"outcomes: {', '.join(request.data['outcomes'])}")
+    return lines
+
+
+class LLMRule:
+    """Replies that answer only the calls :meth:`LLMScript.on` described."""
+
+    def __init__(self, owner: LLMScript, match: Match) -> None:
+        self._owner = owner
+        self._match = match
+
+    def reply(
+        self,
+        *values: Any,
+        times: Times = 1,
+        optional: bool = False,
+        latency: float = 0.0,
+        usage: dict[str, int] | None = None,
+    ) -> LLMRule:
+        """Answer matching calls with ``values`` in order (each ``times`` times)."""
+        self._owner._add(values, self._match, times, optional, latency, usage)
+        return self
+
+
+class LLMScript:
+    """What a test scripts for the LLM, and the ledger of every call."""
+
+    def __init__(self) -> None:
+        self.script = Script(
+            fixture=_FIXTURE,
+            noun="LLM call",
+            reply_noun="reply",
+            suggest=suggest,
+            describe=describe,
+        )
+
+    def reply(
+        self,
+        *values: Any,
+        times: Times = 1,
+        optional: bool = False,
+        latency: float = 0.0,
+        usage: dict[str, int] | None = None,
+    ) -> LLMScript:
+        """Answer the next calls, in order, with ``values``.
+
+        A value is text, a dict / pydantic model (structured output), a
+        ``call_tool(...)`` or a list of them, a ``stream(...)``, an exception
+        to raise, or a callable ``f(request)`` returning one of those.
+        ``latency`` is virtual seconds the call takes; ``usage`` overrides
+        the token counts (``{"prompt_tokens": 10, "completion_tokens": 5}``).
+        """
+        self._add(values, None, times, optional, latency, usage)
+        return self
+
+    def on(
+        self,
+        *,
+        flow: Any = None,
+        method: Any = None,
+        agent: Any = None,
+        task: Any = None,
+        purpose: Any = None,
+        model: Any = None,
+        prompt: str | re.Pattern[str] | Callable[[str], bool] | None = None,
+        where: Callable[[Request], bool] | None = None,
+    ) -> LLMRule:
+        """Replies for the calls that match: ``fake_llm.on(agent="Researcher").reply("...")``.
+
+        Each condition is a value, a compiled regex or a predicate; ``prompt``
+        is a regex searched in the last user message; ``where`` sees the
+        whole request (``r.messages``, ``r.tools``, ``r.response_model``).
+        """
+        given = {
+            "flow": flow,
+            "method": method,
+            "agent": agent,
+            "task": task,
+            "purpose": purpose,
+            "model": model,
+        }
+        if isinstance(purpose, str) and purpose not in PURPOSES:
+            raise _usage(
+                f"fake_llm.on(purpose={purpose!r}): unknown purpose; "
+                f"it is one of {', '.join(PURPOSES)}."
+            )
+        caller = tuple((k, v) for k, v in given.items() if v is not None)
+        if not caller and prompt is None and where is None:
+            raise _usage(
+                "fake_llm.on() needs at least one condition (method=, agent=, task=, "
+                "purpose=, model=, flow=, prompt= or where=); for replies in call order "
+                'use fake_llm.reply("...") directly.'
+            )
+        return LLMRule(self, Match(caller=caller, prompt=prompt, where=where))
+
+    def _add(
+        self,
+        values: tuple[Any, ...],
+        match: Match | None,
+        times: Times,
+        optional: bool,
+        latency: float,
+        usage: dict[str, int] | None,
+    ) -> None:
+        if not values:
+            raise _usage(
+                'reply() needs at least one value: fake_llm.reply("text"), '
+                'fake_llm.reply({"field": 1}), fake_llm.reply(call_tool("search", q="x")).'
+            )
+        if isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0:
+            raise _usage(f"reply(latency={latency!r}): latency is virtual seconds >= 0.")
+        prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
+        for value in values:
+            extra = "" if times == 1 else f", times={times!r}"
+            self.script.add(
+                value,
+                match=match,
+                times=times,
+                optional=optional,
+                label=f"{prefix}.reply({reply_label(value)}{extra})",
+                options={"latency": float(latency), "usage": usage},
+            )
+
+    @property
+    def calls(self) -> list[Exchange]:
+        """Every call so far: ``.messages``, ``.tools``, ``.response_model``,
+        ``.caller``, ``.prompt``, ``.reply`` / ``.error``."""
+        return list(self.script.exchanges)
+
+    def allow_unused(self) -> None:
+        """Don't fail this test for scripted replies nobody used."""
+        self.script.check_unused = False
+
+
+def _usage(message: str) -> Exception:
+    from pytest_flows.errors import FlowsUsageError
+
+    return FlowsUsageError(message)
+
+
+# Re-exported for the fakes' signatures.
+__all__ += ["ALWAYS"]
