@@ -185,6 +185,7 @@ class AgentFrameworkAdapter:
             cleanup.callback(active_tracer.reset, tracing)
             cleanup.enter_context(patches.observe(workflow, tracer))
             tracer.emit("workflow.started", name, *_start_fields(call))
+            tracer.answering = {str(k) for k in call.get("responses") or {}}
             try:
                 result = await _invoke(workflow, call, run.events)
                 run.result = result

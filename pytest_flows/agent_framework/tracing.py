@@ -167,6 +167,8 @@ class WorkflowTracer(patches.WorkflowObserver):
         self._open: _Superstep | None = None
         self._seq = itertools.count()
         self.answered_by = "caller"
+        #: Request ids the current call answers (a restore re-raises them first).
+        self.answering: set[str] = set()
         #: Checkpoint ids saved while observed, in order.
         self.checkpoints: list[str] = []
         #: (superstep, error) of every checkpoint the runtime failed to save.
@@ -290,6 +292,8 @@ class WorkflowTracer(patches.WorkflowObserver):
                 ("response_type", _type_name(event.response_type)),
             )
             inside = isinstance(token, _Delivery)
+            if not inside and str(event.request_id) in self.answering:
+                return  # re-raised by a restore and answered in the same call
             self._put(
                 TraceEvent(
                     kind="request.info" if inside else "request.pending",

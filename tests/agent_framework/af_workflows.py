@@ -255,6 +255,30 @@ def build_race(*, racy: bool) -> Workflow:
     )
 
 
+class RecordStart(Executor):
+    """Notes the order executors of one superstep start in."""
+
+    def __init__(self, id: str, started: list[str]) -> None:
+        super().__init__(id=id)
+        self.started = started
+
+    @handler
+    async def record(self, text: str, ctx: WorkflowContext[str]) -> None:
+        self.started.append(self.id)
+        await ctx.send_message(text)
+
+
+def build_wide(started: list[str], names: str = "abcdef") -> Workflow:
+    start = Start(id="start")
+    workers = [RecordStart(name, started) for name in names]
+    return (
+        WorkflowBuilder(start_executor=start, name="wide")
+        .add_fan_out_edges(start, workers)
+        .add_fan_in_edges(workers, Tally(id="tally"))
+        .build()
+    )
+
+
 # -- a loop with executor state (restore equivalence) ------------------------------------
 
 
