@@ -18,6 +18,7 @@ from pytest_flows.agent_framework.checkpoints import (
     CheckpointSaveError,
     FlowsCheckpointStorage,
 )
+from pytest_flows.agent_framework.humans import PAUSE, RequestRule, Requests, requests
 from pytest_flows.agent_framework.patches import check_patch_points
 from pytest_flows.agent_framework.properties import (
     RestoreCheck,
@@ -28,12 +29,15 @@ from pytest_flows.agent_framework.properties import (
 )
 
 __all__ = [
+    "PAUSE",
     "CheckpointInfo",
     "CheckpointRefusedError",
     "CheckpointSaveError",
     "FlowsChatClient",
     "FlowsCheckpointStorage",
     "PendingRequest",
+    "RequestRule",
+    "Requests",
     "RestoreCheck",
     "SeedExploration",
     "WorkflowRun",
@@ -41,5 +45,6 @@ __all__ = [
     "check_restore_equivalence",
     "checkpoint_storage",
     "explore_seeds",
+    "requests",
     "seeded",
 ]

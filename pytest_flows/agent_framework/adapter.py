@@ -189,7 +189,7 @@ class AgentFrameworkAdapter:
             try:
                 result = await _invoke(workflow, call, run.events)
                 run.result = result
-                answers = await _human_answers(fakes, workflow)
+                answers = await _human_answers(session, fakes, workflow)
                 while answers:
                     tracer.answered_by = "human"
                     tracer.emit(
@@ -200,7 +200,7 @@ class AgentFrameworkAdapter:
                         if key in call:
                             follow_up[key] = call[key]
                     run.result = await _invoke(workflow, follow_up, run.events)
-                    answers = await _human_answers(fakes, workflow)
+                    answers = await _human_answers(session, fakes, workflow)
             except Exception as exc:
                 run.error = exc
             pending = await workflow._runner.context.get_pending_request_info_events()
@@ -227,14 +227,16 @@ class AgentFrameworkAdapter:
         return run
 
 
-async def _human_answers(fakes: _Fakes, workflow: Any) -> dict[str, Any]:
+async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) -> dict[str, Any]:
     """Answers the bound ``human`` gives the requests the workflow now waits on."""
     if fakes.human is None:
         return {}
-    from pytest_flows.agent_framework import binding
+    from pytest_flows.agent_framework import humans
 
-    pending = await workflow._runner.context.get_pending_request_info_events()
-    return binding.human_answers(fakes.human, [PendingRequest.of(e) for e in pending.values()])
+    events = await workflow._runner.context.get_pending_request_info_events()
+    # by executor (stable under any seed), then in the order each one asked
+    pending = sorted((PendingRequest.of(e) for e in events.values()), key=lambda p: p.executor)
+    return humans.answer_pending(fakes.human, workflow, pending, session.clock)
 
 
 def _checkpoint_error(name: str, iteration: int, error: BaseException) -> BaseException:

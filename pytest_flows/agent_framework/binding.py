@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
 
 if TYPE_CHECKING:
-    from pytest_flows.agent_framework.adapter import AgentFrameworkAdapter, PendingRequest
+    from pytest_flows.agent_framework.adapter import AgentFrameworkAdapter
     from pytest_flows.session import FlowsSession
 
-__all__ = ["bind", "human_answers"]
+__all__ = ["AgentFrameworkStoreBackend", "bind", "checkpoint_storage"]
 
 
 def bind(
@@ -27,6 +27,10 @@ def bind(
         backend = AgentFrameworkStoreBackend(fake)
         fake.register_backend(backend)
         return _setting(fakes, "storage", backend.storage)
+    if kind == "human":
+        if not callable(getattr(getattr(fake, "script", None), "take", None)):
+            return None
+        return _setting(fakes, "human", fake)
     if kind == "llm":
         from pytest_flows.agent_framework.chat import intercept_chat_clients
 
@@ -92,7 +96,3 @@ def checkpoint_storage(flow_store: Any) -> FlowsCheckpointStorage:
     backend = flow_store.backend("agent_framework")
     storage: FlowsCheckpointStorage = backend.storage
     return storage
-
-
-def human_answers(human: Any, pending: Sequence[PendingRequest]) -> dict[str, Any]:
-    return {}

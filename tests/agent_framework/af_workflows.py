@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Never
 
 from agent_framework import (
+    AgentExecutorResponse,
     Case,
     Default,
     Executor,
@@ -17,6 +18,7 @@ from agent_framework import (
     handler,
     response_handler,
 )
+from pydantic import BaseModel
 
 # -- fan-out / fan-in, then a switch-case --------------------------------------------
 
@@ -341,5 +343,77 @@ def build_failing() -> Workflow:
     return (
         WorkflowBuilder(start_executor=start, name="failing")
         .add_edge(start, Boom(id="boom"))
+        .build()
+    )
+
+
+# -- agents (the chat client is whatever the caller gives; tests script fake_llm) ----------
+
+WEATHER_CALLS: list[str] = []
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    WEATHER_CALLS.append(city)
+    return f"sunny, 21C in {city}"
+
+
+class Report(Executor):
+    @handler
+    async def report(
+        self, response: AgentExecutorResponse, ctx: WorkflowContext[Never, str]
+    ) -> None:
+        await ctx.yield_output(f"[{response.executor_id}] {response.agent_response.text}")
+
+
+def build_weather(client: Any, *, output_agent: bool = False) -> Workflow:
+    from agent_framework import Agent, tool
+
+    agent = Agent(
+        client=client,
+        name="weather",
+        instructions="Answer with the current weather.",
+        tools=[tool(get_weather)],
+    )
+    report = Report(id="report")
+    return (
+        WorkflowBuilder(
+            start_executor=agent,
+            name="weather-report",
+            output_from=[agent] if output_agent else [report],
+        )
+        .add_edge(agent, report)
+        .build()
+    )
+
+
+class Verdict(BaseModel):
+    approved: bool
+    reason: str
+
+
+class Decide(Executor):
+    @handler
+    async def decide(
+        self, response: AgentExecutorResponse, ctx: WorkflowContext[Never, str]
+    ) -> None:
+        verdict = response.agent_response.value
+        assert isinstance(verdict, Verdict)
+        await ctx.yield_output(f"{'approve' if verdict.approved else 'reject'}: {verdict.reason}")
+
+
+def build_judge(client: Any) -> Workflow:
+    from agent_framework import Agent
+
+    judge = Agent(
+        client=client,
+        name="judge",
+        instructions="Decide.",
+        default_options={"response_format": Verdict},
+    )
+    decide = Decide(id="decide")
+    return (
+        WorkflowBuilder(start_executor=judge, name="judge", output_from=[decide])
+        .add_edge(judge, decide)
         .build()
     )
