@@ -202,11 +202,7 @@ def test_round_trip_helpers(flows):
 
 
 @pytest.fixture
-def store(flows):
-    from pytest_flows.store import FlowStore
-
-    flow_store = FlowStore(flows)
-    flows.bind("store", flow_store)
+def store(flow_store):
     checkpoint_storage(flow_store).allow(wf.Joined, wf.ReviewRequest)
     return flow_store
 
