@@ -44,6 +44,13 @@ class CrewAIAdapter:
         from crewai.state.checkpoint_listener import _ensure_handlers_registered
 
         _ensure_handlers_registered()
+        # @persist() with no argument builds its backend when the user's flow
+        # module is imported: make that the in-memory flow_store router.
+        from crewai.flow.persistence.factory import set_flow_persistence_factory
+
+        from pytest_flows.crewai.persistence import routed_persistence
+
+        set_flow_persistence_factory(routed_persistence)
 
     def accepts(self, target: object) -> bool:
         return isinstance(target, Flow) or (isinstance(target, type) and issubclass(target, Flow))
@@ -96,6 +103,8 @@ class CrewAIAdapter:
         flow = _instantiate(target)
         run = FlowRun(flow=flow)
         try:
+            flow, kwargs = _restored_from_checkpoint(flow, kwargs)
+            run.flow = flow
             run.output = await flow.kickoff_async(**kwargs)
         except Exception as exc:
             run.error = exc
@@ -106,6 +115,22 @@ class CrewAIAdapter:
 
 def _name(target: Any) -> str:
     return target.__name__ if isinstance(target, type) else type(target).__name__
+
+
+def _restored_from_checkpoint(flow: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """kickoff(from_checkpoint=...) restores into a *new* instance and runs that one;
+    restore here instead, so run.flow / run.state are the instance that ran."""
+    config = kwargs.get("from_checkpoint")
+    if (
+        config is None
+        or getattr(config, "restore_from", None) is None
+        or kwargs.get("restore_from_state_id") is not None  # crewai's own ValueError
+    ):
+        return flow, kwargs
+    from crewai.state.checkpoint_config import apply_checkpoint
+
+    rest = {k: v for k, v in kwargs.items() if k != "from_checkpoint"}
+    return apply_checkpoint(flow, config), rest
 
 
 def _instantiate(target: Any) -> Any:
@@ -142,7 +167,9 @@ def _quiet_console() -> Iterator[None]:
 
 #: How each kind of fake is installed in crewai: kind -> "module:function",
 #: where function(session, fake) returns a context manager. Imported lazily.
-BINDERS: dict[str, str] = {}
+BINDERS: dict[str, str] = {
+    "store": "pytest_flows.crewai.persistence:install",
+}
 
 
 ADAPTER = CrewAIAdapter()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -175,4 +176,250 @@ def check_patch_points() -> None:
     if problems:
         raise AssertionError(
             "pytest-flows' crewai patch points moved (crewai upgrade?): " + "; ".join(problems)
+        )
+
+
+# -- seams flow_store uses (pytest_flows.crewai.persistence / checkpoints) --------------
+
+
+def sqlite_codec() -> tuple[Callable[[Any], dict[str, Any]], Callable[[Any], Any]]:
+    """``SQLiteFlowPersistence``'s own encoding: (state -> dict, ``json.dumps`` default)."""
+    from crewai.flow.persistence import sqlite
+
+    to_state_dict: Callable[[Any], dict[str, Any]] = sqlite.SQLiteFlowPersistence._to_state_dict
+    json_default: Callable[[Any], Any] = sqlite._json_default
+    return to_state_dict, json_default
+
+
+def json_checkpoint_location(directory: str, branch: str, parent_id: str | None) -> str:
+    """Where ``JsonProvider.checkpoint`` would write (validates the branch like it does)."""
+    from crewai.state.provider.json_provider import _build_path
+
+    return str(_build_path(directory, branch, parent_id))
+
+
+def sqlite_checkpoint_id() -> str:
+    """The id ``SqliteProvider.checkpoint`` would give a new checkpoint."""
+    from crewai.state.provider.sqlite_provider import _make_id
+
+    checkpoint_id: str = _make_id()[0]
+    return checkpoint_id
+
+
+_KICKOFF_CODE: Any = Flow.kickoff_async.__code__
+
+
+def restore_intent(flow_uuid: str) -> str:
+    """Why ``load_state(flow_uuid)`` is being called: ``resume``, ``fork`` or ``load``.
+
+    crewai loads a persisted state for two reasons inside ``kickoff_async``:
+    ``inputs["id"]`` (resume; the local ``restore_uuid`` is set right before)
+    and ``restore_from_state_id`` (fork). Anything else is a plain ``load``.
+    """
+    frame = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            break
+        if frame.f_code is _KICKOFF_CODE:
+            local = frame.f_locals
+            if "restore_uuid" in local:
+                return "resume"
+            if local.get("restore_from_state_id") == flow_uuid:
+                return "fork"
+            return "load"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "load"
+
+
+def is_resuming(flow: Any) -> bool:
+    """Whether ``flow`` is replaying completed methods (checkpoint or feedback resume)."""
+    return bool(getattr(flow, "_is_execution_resuming", False))
+
+
+_PROVIDER_METHODS = ("checkpoint", "acheckpoint", "from_checkpoint", "afrom_checkpoint", "prune")
+
+
+@contextlib.contextmanager
+def routed_checkpoints(router: Any) -> Iterator[None]:
+    """Send every ``JsonProvider``/``SqliteProvider`` read and write to ``router``.
+
+    ``router.write(kind, data, location, parent_id, branch) -> location``,
+    ``router.read(location) -> str | None`` (None: not the store's),
+    ``router.prune(location, max_keep, branch) -> int``,
+    ``router.missing(location)`` (raises unless a real checkpoint is there) and
+    ``router.kind_of(location) -> "json" | "sqlite" | None``. ``detect_provider``
+    (used by every restore) answers from the router for the store's locations.
+    """
+    import crewai.state.provider.utils as provider_utils
+    from crewai.state.provider.json_provider import JsonProvider
+    from crewai.state.provider.sqlite_provider import SqliteProvider
+
+    undo: list[Callable[[], None]] = []
+
+    def swap(owner: Any, name: str, value: Any) -> None:
+        previous = owner.__dict__[name]
+        setattr(owner, name, value)
+        undo.append(lambda: setattr(owner, name, previous))
+
+    for cls, kind in ((JsonProvider, "json"), (SqliteProvider, "sqlite")):
+        original_read = cls.__dict__["from_checkpoint"]
+        original_aread = cls.__dict__["afrom_checkpoint"]
+
+        def checkpoint(
+            self: Any,
+            data: str,
+            location: str,
+            *,
+            parent_id: str | None = None,
+            branch: str = "main",
+            _kind: str = kind,
+        ) -> str:
+            written: str = router.write(_kind, data, location, parent_id, branch)
+            return written
+
+        async def acheckpoint(
+            self: Any,
+            data: str,
+            location: str,
+            *,
+            parent_id: str | None = None,
+            branch: str = "main",
+            _kind: str = kind,
+        ) -> str:
+            written: str = router.write(_kind, data, location, parent_id, branch)
+            return written
+
+        def from_checkpoint(self: Any, location: str, _original: Any = original_read) -> str:
+            raw: str | None = router.read(location)
+            if raw is None:
+                router.missing(location)  # raises unless a real checkpoint is there
+                raw = _original(self, location)
+            return raw
+
+        async def afrom_checkpoint(
+            self: Any, location: str, _original: Any = original_aread
+        ) -> str:
+            raw: str | None = router.read(location)
+            if raw is None:
+                router.missing(location)
+                raw = await _original(self, location)
+            return raw
+
+        def prune(self: Any, location: str, max_keep: int, *, branch: str = "main") -> int:
+            removed: int = router.prune(location, max_keep, branch)
+            return removed
+
+        for name, value in zip(
+            _PROVIDER_METHODS,
+            (checkpoint, acheckpoint, from_checkpoint, afrom_checkpoint, prune),
+            strict=True,
+        ):
+            swap(cls, name, value)
+
+    original_detect = provider_utils.detect_provider
+
+    def detect_provider(path: str) -> Any:
+        kind = router.kind_of(str(path))
+        if kind == "json":
+            return JsonProvider()
+        if kind == "sqlite":
+            return SqliteProvider()
+        return original_detect(path)
+
+    swap(provider_utils, "detect_provider", detect_provider)
+    try:
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
+
+
+_SQLITE_METHODS = (
+    "init_db",
+    "save_state",
+    "load_state",
+    "save_pending_feedback",
+    "load_pending_feedback",
+    "clear_pending_feedback",
+)
+
+
+@contextlib.contextmanager
+def routed_sqlite_persistence(target: Any) -> Iterator[None]:
+    """Make explicit ``SQLiteFlowPersistence(...)`` instances read and write ``target``.
+
+    ``@persist(SQLiteFlowPersistence("flows.db"))`` binds a real database file at
+    import time; during a ``flow_store`` test its calls go to the store instead.
+    """
+    from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
+
+    previous = {name: SQLiteFlowPersistence.__dict__[name] for name in _SQLITE_METHODS}
+
+    def init_db(self: Any) -> None:
+        return None
+
+    def delegate(name: str) -> Callable[..., Any]:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(target, name)(*args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    setattr(SQLiteFlowPersistence, "init_db", init_db)  # noqa: B010
+    for name in _SQLITE_METHODS[1:]:
+        setattr(SQLiteFlowPersistence, name, delegate(name))
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            setattr(SQLiteFlowPersistence, name, value)
+
+
+def check_store_patch_points() -> None:
+    """Raise AssertionError naming the first private seam of flow_store that moved."""
+    from crewai.flow.persistence import sqlite
+    from crewai.flow.persistence.factory import set_flow_persistence_factory
+    from crewai.state.provider import json_provider, sqlite_provider, utils
+    from crewai.state.provider.json_provider import JsonProvider
+    from crewai.state.provider.sqlite_provider import SqliteProvider
+
+    problems = []
+    if not callable(getattr(sqlite.SQLiteFlowPersistence, "_to_state_dict", None)):
+        problems.append("SQLiteFlowPersistence._to_state_dict")
+    if not callable(getattr(sqlite, "_json_default", None)):
+        problems.append("crewai.flow.persistence.sqlite._json_default")
+    save_source = inspect.getsource(sqlite.SQLiteFlowPersistence._save_state_sql)
+    if "json.dumps(state_dict, default=_json_default)" not in save_source:
+        problems.append(
+            "SQLiteFlowPersistence no longer encodes with json.dumps(default=_json_default)"
+        )
+    for name in _SQLITE_METHODS:
+        if name not in sqlite.SQLiteFlowPersistence.__dict__:
+            problems.append(f"SQLiteFlowPersistence.{name}")
+    if not callable(getattr(json_provider, "_build_path", None)):
+        problems.append("crewai.state.provider.json_provider._build_path")
+    if not callable(getattr(sqlite_provider, "_make_id", None)):
+        problems.append("crewai.state.provider.sqlite_provider._make_id")
+    for cls in (JsonProvider, SqliteProvider):
+        for name in _PROVIDER_METHODS:
+            if name not in cls.__dict__:
+                problems.append(f"{cls.__name__}.{name}")
+    if not callable(getattr(utils, "detect_provider", None)):
+        problems.append("crewai.state.provider.utils.detect_provider")
+    from crewai.state import runtime
+
+    if "from crewai.state.provider.utils import detect_provider" not in inspect.getsource(
+        runtime.RuntimeState.from_checkpoint
+    ):
+        problems.append("RuntimeState.from_checkpoint no longer resolves detect_provider per call")
+    if "_is_execution_resuming" not in getattr(Flow, "__private_attributes__", {}):
+        problems.append("Flow._is_execution_resuming")
+    names = _KICKOFF_CODE.co_varnames
+    if "restore_uuid" not in names or "restore_from_state_id" not in names:
+        problems.append("Flow.kickoff_async locals restore_uuid / restore_from_state_id")
+    if not callable(set_flow_persistence_factory):
+        problems.append("crewai.flow.persistence.factory.set_flow_persistence_factory")
+    if problems:
+        raise AssertionError(
+            "pytest-flows' flow_store crewai seams moved (crewai upgrade?): " + "; ".join(problems)
         )

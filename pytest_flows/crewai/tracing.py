@@ -164,6 +164,10 @@ class CrewAITraceRecorder:
         with self._lock:
             cause = self._finished.get(event.triggered_by_event_id or "")
         condition = patches.listen_condition(flow, event.method_name)
+        if cause is None and condition is not None and patches.is_resuming(flow):
+            # Restored from a checkpoint or pending feedback: crewai re-triggers
+            # the listeners of completed methods without a triggering event.
+            return f"{patches.render_condition(condition)} (resumed)"
         if cause is None:
             return "start"
         method, result, router = cause
