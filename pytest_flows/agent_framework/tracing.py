@@ -100,16 +100,28 @@ def _summary(value: Any) -> str | None:
     return None
 
 
+def _json_like(value: Any) -> bool:
+    """Whether ``render_value`` shows ``value`` as itself inside a JSON list."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_json_like(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
+    return False
+
+
 def render(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     """Like :func:`~pytest_flows.trace.render_value`, with short forms of AF types."""
     summary = _summary(value)
     if summary is None and isinstance(value, list | tuple) and value:
         parts = [_summary(item) for item in value]
-        if any(part is not None for part in parts):
+        pairs = zip(parts, value, strict=True)
+        if any(part is not None or not _json_like(item) for part, item in pairs):
             summary = (
                 "["
                 + ", ".join(
-                    part if part is not None else render_value(item)
+                    part if part is not None else render_value(item, limit=10_000)
                     for part, item in zip(parts, value, strict=True)
                 )
                 + "]"
