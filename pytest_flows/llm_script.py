@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_flows.replies import Stream, ToolCall
-from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, short
+from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, code
 
 __all__ = ["CALLER_KEYS", "PURPOSES", "LLMRule", "LLMScript"]
 
@@ -52,16 +52,16 @@ def reply_label(value: Any) -> str:
     if isinstance(value, list) and value and all(isinstance(v, ToolCall) for v in value):
         return "[" + ", ".join(_tool_label(v) for v in value) + "]"
     if isinstance(value, Stream):
-        return f"stream({list(value.chunks)!r})"
+        return "stream([" + ", ".join(code(c) for c in value.chunks) + "])"
     if isinstance(value, BaseModel):
         return f"{type(value).__name__}(...)"
     if callable(value) and not isinstance(value, type):
         return f"<{getattr(value, '__name__', 'callable')}>"
-    return short(value)
+    return code(value)
 
 
 def _tool_label(call: ToolCall) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    args = ", ".join(f"{k}={code(v)}" for k, v in call.arguments.items())
     return f'call_tool("{call.name}"{", " if args else ""}{args})'
 
 
@@ -247,7 +247,7 @@ class LLMScript:
             raise _usage(f"reply(latency={latency!r}): latency is virtual seconds >= 0.")
         prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
         for value in values:
-            extra = "" if times == 1 else f", times={times!r}"
+            extra = "" if times == 1 else f", times={code(times)}"
             self.script.add(
                 value,
                 match=match,

@@ -18,6 +18,7 @@ showing the request and the line that would answer it; :meth:`Script.verify`
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import threading
@@ -25,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
+
+import pytest
 
 from pytest_flows.errors import FlowsUsageError
 
@@ -39,6 +42,8 @@ __all__ = [
     "ScriptReplyError",
     "UnscriptedRequest",
     "UnusedReplies",
+    "code",
+    "errors_raised",
     "plain",
     "short",
 ]
@@ -52,13 +57,33 @@ Times = int | Literal["always"]
 _SHORT = 60
 
 
-class ScriptError(BaseException):
-    """A request and the script disagree.
+class ScriptError(pytest.fail.Exception):  # type: ignore[name-defined,misc]
+    """A request and the script disagree: the test fails, with this message only.
 
-    A ``BaseException`` (as pytest's own ``Failed``): frameworks catch
-    ``Exception`` broadly - fallbacks, retries, "provider error means no
-    answer" - and a wrong script must fail the test, never be absorbed.
+    A test failure as ``pytest.fail()`` raises it, so not an ``Exception``:
+    frameworks catch ``Exception`` broadly - fallbacks, retries, "a provider
+    error means no answer" - and a wrong script must never be absorbed. The
+    message says everything; pytest shows it without a traceback.
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
+        # Raised through the framework's worker threads, it would otherwise show
+        # whatever the harness was handling there ("no running event loop").
+        self.__suppress_context__ = True
+        if not isinstance(self, UnusedReplies):  # failures of the run, not of teardown
+            global _errors_raised
+            with _count_lock:
+                _errors_raised += 1
+
+
+_errors_raised = 0
+_count_lock = threading.Lock()
+
+
+def errors_raised() -> int:
+    """How many script errors this process has raised (a fixture compares before/after)."""
+    return _errors_raised
 
 
 class UnscriptedRequest(ScriptError):
@@ -88,6 +113,14 @@ def plain(value: Any, limit: int = _SHORT) -> str:
     """A trace field value: bare if it is one simple word, else ``short(value)``."""
     if isinstance(value, str) and _BARE.fullmatch(value):
         return value if len(value) <= limit else short(value, limit)
+    return short(value, limit)
+
+
+def code(value: Any, limit: int = _SHORT) -> str:
+    """``value`` as it would be written in a test: strings in double quotes."""
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= limit else text[: limit - 2] + '…"'
     return short(value, limit)
 
 
@@ -152,7 +185,7 @@ def _describe_condition(condition: Condition) -> str:
     if callable(condition) and not isinstance(condition, type):
         name = getattr(condition, "__name__", type(condition).__name__)
         return f"<{name}>"
-    return repr(condition)
+    return code(condition)
 
 
 @dataclass(frozen=True)
@@ -191,7 +224,7 @@ class Match:
     def describe(self) -> str:
         parts = [f"{key}={_describe_condition(value)}" for key, value in self.caller]
         if isinstance(self.prompt, re.Pattern):
-            parts.append(f"{self.prompt_key}={self.prompt.pattern!r}")
+            parts.append(f"{self.prompt_key}={code(self.prompt.pattern)}")
         elif self.prompt is not None:
             parts.append(f"{self.prompt_key}={_describe_condition(self.prompt)}")
         if self.where is not None:
@@ -417,6 +450,7 @@ class Script:
 
     def verify(self) -> None:
         """Raise :class:`UnusedReplies` if a (non-optional) entry was never used."""
+        __tracebackhide__ = True
         if not self.check_unused:
             return
         unused = self.unused()

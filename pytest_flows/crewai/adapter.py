@@ -168,6 +168,9 @@ def _quiet_console() -> Iterator[None]:
 #: How each kind of fake is installed in crewai: kind -> "module:function",
 #: where function(session, fake) returns a context manager. Imported lazily.
 BINDERS: dict[str, str] = {
+    "llm": "pytest_flows.crewai.llm:install",
+    "crews": "pytest_flows.crewai.crews:install",
+    "human": "pytest_flows.crewai.human:install",
     "store": "pytest_flows.crewai.persistence:install",
 }
 

@@ -179,6 +179,265 @@ def check_patch_points() -> None:
         )
 
 
+# -- seams the fakes use (pytest_flows.crewai.llm / crews / human) ---------------------
+
+
+def retry_after_seconds(error: BaseException) -> float | None:
+    """crewai's reading of a ``Retry-After`` hint on a provider error."""
+    from crewai.llms.retry import _retry_after_seconds
+
+    value: float | None = _retry_after_seconds(error)
+    return value
+
+
+def check_fake_patch_points() -> None:
+    """Raise AssertionError naming the first private seam of the fakes that moved."""
+    import importlib
+
+    import crewai.llms.retry as retry
+    from crewai.llm import LLM
+
+    from pytest_flows.crewai.callers import PURPOSE_FUNCTIONS
+
+    problems = []
+    if not callable(getattr(retry, "_retry_after_seconds", None)):
+        problems.append("crewai.llms.retry._retry_after_seconds")
+    if "__new__" not in LLM.__dict__:
+        problems.append("crewai.llm.LLM.__new__ (the LLM routing point)")
+    # crewai.flow re-exports the human_feedback decorator under the module's name.
+    owners = (
+        Flow,
+        importlib.import_module("crewai.flow.conversational_mixin")._ConversationalMixin,
+        importlib.import_module("crewai.flow.human_feedback"),
+    )
+    for name in PURPOSE_FUNCTIONS:
+        if not any(hasattr(owner, name) for owner in owners):
+            problems.append(f"{name} (an LLM-call purpose the fake recognises)")
+    if problems:
+        raise AssertionError(
+            "pytest-flows' crewai fake seams moved (crewai upgrade?): " + "; ".join(problems)
+        )
+
+
+_agent_step: Any = None  # ContextVar, created on first use
+
+
+def _agent_step_var() -> Any:
+    global _agent_step
+    if _agent_step is None:
+        import contextvars
+
+        _agent_step = contextvars.ContextVar("pytest_flows_agent_step", default=False)
+    return _agent_step
+
+
+def in_agent_step() -> bool:
+    """Whether the running code is inside a declarative ``call: agent`` step."""
+    return bool(_agent_step_var().get())
+
+
+@contextlib.contextmanager
+def outside_agent_step() -> Iterator[None]:
+    token = _agent_step_var().set(False)
+    try:
+        yield
+    finally:
+        _agent_step_var().reset(token)
+
+
+@contextlib.contextmanager
+def marking_agent_steps() -> Iterator[None]:
+    """Mark the run of every declarative ``call: agent`` step (``AgentAction.run``).
+
+    The step builds its agent and awaits ``agent.kickoff_async`` in the same
+    task, so a ContextVar set here tells that kickoff apart from any other.
+    ``run`` must stay a coroutine function: flows built from a declaration
+    checked that when they were built.
+    """
+    from crewai.flow.runtime._actions import AgentAction
+
+    original = AgentAction.__dict__["run"]
+
+    async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = _agent_step_var().set(True)
+        try:
+            return await original(self, *args, **kwargs)
+        finally:
+            _agent_step_var().reset(token)
+
+    setattr(AgentAction, "run", run)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(AgentAction, "run", original)  # noqa: B010
+
+
+# -- human-in-the-loop seams (pytest_flows.crewai.human) -----------------------------
+
+
+@contextlib.contextmanager
+def feedback_provider(provider: Any) -> Iterator[None]:
+    """``@human_feedback`` steps that have a provider (decorator or ``flow_config``)
+    get ``provider`` instead; steps without one keep crewai's console path."""
+    original = Flow.__dict__["_resolve_feedback_provider"]
+
+    def resolve(self: Any, feedback_definition: Any) -> Any:
+        found = original(self, feedback_definition)
+        return None if found is None else provider
+
+    setattr(Flow, "_resolve_feedback_provider", resolve)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(Flow, "_resolve_feedback_provider", original)  # noqa: B010
+
+
+@contextlib.contextmanager
+def input_provider(provider: Any) -> Iterator[None]:
+    """Every ``Flow.ask()`` asks ``provider`` (over per-flow and global providers)."""
+    original = Flow.__dict__["_resolve_input_provider"]
+    setattr(Flow, "_resolve_input_provider", lambda self: provider)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(Flow, "_resolve_input_provider", original)  # noqa: B010
+
+
+ConsoleAnswer = Callable[[Any, dict[str, Any]], str]
+
+
+@contextlib.contextmanager
+def console_feedback(answer: ConsoleAnswer) -> Iterator[None]:
+    """Answer the console path's ``input("Your feedback: ")`` with ``answer``.
+
+    crewai's runtime module reads ``input`` from its globals, so a module-level
+    ``input`` there shadows the builtin for that module only.
+    ``answer(flow, request)`` gets what ``_request_human_feedback`` was asked
+    (``message``, ``output``, ``metadata``, ``emit``, ``method_name``).
+    """
+    import builtins
+
+    import crewai.flow.runtime as runtime
+
+    def scripted_input(prompt: object = "") -> str:
+        frame = sys._getframe(1)
+        if frame.f_code.co_name != "_request_human_feedback":
+            return builtins.input(prompt)
+        local = frame.f_locals
+        asked = {key: local.get(key) for key in ("message", "output", "metadata", "emit")}
+        asked["method_name"] = local.get("method_name", "")
+        return answer(local.get("self"), asked)
+
+    had = "input" in runtime.__dict__
+    previous = runtime.__dict__.get("input")
+    runtime.input = scripted_input  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        if had:
+            runtime.input = previous  # type: ignore[attr-defined]
+        else:
+            del runtime.input  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def explicit_outcomes(lookup: Callable[[Any, str, Any], str | None]) -> Iterator[None]:
+    """``lookup(flow, feedback, outcomes)`` may decide the outcome of a feedback,
+    skipping the LLM that would classify it (``None``: classify as usual)."""
+    original = Flow.__dict__["_collapse_to_outcome"]
+
+    def collapse(self: Any, feedback: str, outcomes: Any, llm: Any) -> str:
+        decided = lookup(self, feedback, outcomes)
+        if decided is not None:
+            return decided
+        result: str = original(self, feedback, outcomes, llm)
+        return result
+
+    setattr(Flow, "_collapse_to_outcome", collapse)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(Flow, "_collapse_to_outcome", original)  # noqa: B010
+
+
+def pending_context(flow: Any, method_name: str, output: Any) -> Any:
+    """The ``PendingFeedbackContext`` crewai's provider path builds for a paused step."""
+    from crewai.execution import get_execution_uuid
+    from crewai.flow.async_feedback.types import PendingFeedbackContext
+    from crewai.flow.human_feedback import _serialize_llm_for_context
+
+    definition = flow._definition.methods[method_name].human_feedback
+    llm = definition.llm
+    return PendingFeedbackContext(
+        flow_id=flow.flow_id or "unknown",
+        flow_class=f"{type(flow).__module__}.{type(flow).__name__}",
+        method_name=method_name,
+        method_output=output,
+        message=definition.message,
+        emit=list(definition.emit) if definition.emit else None,
+        default_outcome=definition.default_outcome,
+        metadata=definition.metadata or {},
+        llm=llm if llm is None or isinstance(llm, str | dict) else _serialize_llm_for_context(llm),
+        execution_uuid=get_execution_uuid(),
+    )
+
+
+@contextlib.contextmanager
+def fallback_persistence(factory: Callable[[], Any]) -> Iterator[bool]:
+    """Make ``factory`` crewai's default flow persistence if no one registered one.
+
+    Yields whether it did: a store someone else registered (the ``flow_store``
+    fixture, the application) is left alone.
+    """
+    import crewai.flow.persistence.factory as persistence_factory
+
+    if persistence_factory._factory is not None:
+        yield False
+        return
+    persistence_factory.set_flow_persistence_factory(factory)
+    try:
+        yield True
+    finally:
+        if persistence_factory._factory is factory:
+            persistence_factory.set_flow_persistence_factory(None)
+
+
+def check_human_patch_points() -> None:
+    """Raise AssertionError naming the first private seam of the human fake that moved."""
+    import crewai.flow.persistence.factory as persistence_factory
+
+    problems = []
+    expected = {
+        "_resolve_feedback_provider": ["self", "feedback_definition"],
+        "_resolve_input_provider": ["self"],
+        "_collapse_to_outcome": ["self", "feedback", "outcomes", "llm"],
+        "_request_human_feedback": ["self", "message", "output", "metadata", "emit", "method_name"],
+    }
+    for name, params in expected.items():
+        method = Flow.__dict__.get(name)
+        if method is None:
+            problems.append(f"Flow.{name} is gone")
+            continue
+        found = list(inspect.signature(method).parameters)
+        if found[: len(params)] != params:
+            problems.append(f"Flow.{name} signature is now {found}")
+    if "input(" not in inspect.getsource(Flow.__dict__["_request_human_feedback"]):
+        problems.append("Flow._request_human_feedback no longer reads input()")
+    if not hasattr(persistence_factory, "_factory"):
+        problems.append("crewai.flow.persistence.factory._factory")
+    from crewai.flow.runtime._actions import AgentAction
+
+    if not inspect.iscoroutinefunction(AgentAction.__dict__.get("run")):
+        problems.append("AgentAction.run is no longer a coroutine function")
+    if "kickoff_async(" not in inspect.getsource(AgentAction.__dict__["run"]):
+        problems.append("AgentAction.run no longer calls agent.kickoff_async")
+    if problems:
+        raise AssertionError(
+            "pytest-flows' crewai human/agent-step seams moved (crewai upgrade?): "
+            + "; ".join(problems)
+        )
+
+
 # -- seams flow_store uses (pytest_flows.crewai.persistence / checkpoints) --------------
 
 

@@ -1,0 +1,565 @@
+"""``fake_crews``: scripted ``CrewOutput`` s for crew kickoffs and declarative agent steps.
+
+While bound, ``Crew.kickoff``/``kickoff_async``/``akickoff`` (so also
+``kickoff_for_each`` and declarative ``call: crew`` steps) and declarative
+``call: agent`` steps answer from the script instead of running agents. A
+rule may also let a crew run for real (on ``fake_llm``).
+
+Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``crew`` or
+``agent``), ``crew`` (the crew's name), ``agent`` (the agents' roles) and
+``inputs``; ``prompt`` is the inputs as sorted JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crewai.agent.core import Agent
+from crewai.crew import Crew
+from crewai.crews.crew_output import CrewOutput
+from crewai.lite_agent_output import LiteAgentOutput
+from crewai.tasks.output_format import OutputFormat
+from crewai.tasks.task_output import TaskOutput
+from pydantic import BaseModel, ValidationError
+
+from pytest_flows.crewai import callers, patches
+from pytest_flows.script import (
+    Exchange,
+    Match,
+    Request,
+    Script,
+    ScriptReplyError,
+    Times,
+    code,
+    short,
+)
+from pytest_flows.trace import TraceEvent, render_value
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["RUN_FOR_REAL", "CrewReply", "CrewRule", "FakeCrews", "crew_output", "install"]
+
+_FIXTURE = "fake_crews"
+
+
+class _RunForReal:
+    def __repr__(self) -> str:
+        return "RUN_FOR_REAL"
+
+
+#: A reply that lets the crew (or agent) really run - on ``fake_llm``.
+RUN_FOR_REAL: Any = _RunForReal()
+
+
+@dataclass(frozen=True)
+class CrewReply:
+    """A full scripted crew result; see :func:`crew_output`."""
+
+    raw: str | None = None
+    pydantic: BaseModel | None = None
+    json_dict: dict[str, Any] | None = None
+    tasks: tuple[Any, ...] = field(default_factory=tuple)
+
+
+def crew_output(
+    raw: str | None = None,
+    *,
+    pydantic: BaseModel | None = None,
+    json_dict: dict[str, Any] | None = None,
+    tasks: Sequence[Any] = (),
+) -> CrewReply:
+    """A scripted ``CrewOutput``: the final result plus, optionally, each task's output.
+
+    ``tasks`` gives one entry per crew task, in order (text, a dict, a pydantic
+    model or a ``TaskOutput``); descriptions and agents are taken from the
+    crew. Without ``tasks``, ``tasks_output`` holds the final task's output.
+    """
+    return CrewReply(raw=raw, pydantic=pydantic, json_dict=json_dict, tasks=tuple(tasks))
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return f"{type(value).__name__}(...)"
+    if isinstance(value, CrewReply):
+        return "crew_output(...)"
+    if value is RUN_FOR_REAL:
+        return "RUN_FOR_REAL"
+    if callable(value) and not isinstance(value, type):
+        return f"<{getattr(value, '__name__', 'callable')}>"
+    return code(value)
+
+
+def _suggest(request: Request) -> str:
+    caller = request.caller
+    model = request.response_model
+    value = '"..."'
+    if model is not None and getattr(model, "model_fields", None):
+        value = f"{model.__name__}(...)"
+    if caller.get("kind") == "agent":
+        return f'{_FIXTURE}.on(agent="{_first(caller.get("agent"))}").reply({value})'
+    crew = caller.get("crew")
+    if crew and crew != "crew":
+        return f'{_FIXTURE}.on(crew="{crew}").reply({value})'
+    if caller.get("agent"):
+        return f'{_FIXTURE}.on(agent="{_first(caller["agent"])}").reply({value})'
+    return f"{_FIXTURE}.reply({value})"
+
+
+def _first(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return str(value[0]) if value else ""
+    return str(value)
+
+
+def _describe(request: Request) -> list[str]:
+    lines = []
+    tasks = request.data.get("tasks") or []
+    if tasks:
+        lines.append("tasks:")
+        lines.extend(f"  - {short(task, 90)}" for task in tasks)
+    model = request.response_model
+    if model is not None:
+        lines.append(f"expects: {getattr(model, '__name__', model)} (the last task's output type)")
+    return lines
+
+
+class CrewRule:
+    """Replies for the kickoffs :meth:`FakeCrews.on` described."""
+
+    def __init__(self, owner: FakeCrews, match: Match) -> None:
+        self._owner = owner
+        self._match = match
+
+    def reply(self, *values: Any, times: Times = 1, optional: bool = False) -> CrewRule:
+        """Answer matching kickoffs with ``values`` in order (each ``times`` times)."""
+        self._owner._add(values, self._match, times, optional)
+        return self
+
+    def run_for_real(self, *, times: Times = 1, optional: bool = False) -> CrewRule:
+        """Let matching kickoffs run for real (their agents call ``fake_llm``)."""
+        self._owner._add((RUN_FOR_REAL,), self._match, times, optional)
+        return self
+
+
+class FakeCrews:
+    """Scripted crew results (the ``fake_crews`` fixture)."""
+
+    def __init__(self, session: FlowsSession | None = None) -> None:
+        self.session = session
+        self.script = Script(
+            fixture=_FIXTURE,
+            noun="crew kickoff",
+            reply_noun="crew result",
+            suggest=_suggest,
+            describe=_describe,
+        )
+
+    # -- scripting -------------------------------------------------------------
+    def reply(self, *values: Any, times: Times = 1, optional: bool = False) -> FakeCrews:
+        """Answer the next kickoffs, in order, with ``values``.
+
+        A value is text (the raw output), a pydantic model or dict (structured
+        output, validated against the last task's ``output_pydantic`` /
+        ``output_json``), a :func:`crew_output`, a ``CrewOutput``, an
+        exception to raise, ``RUN_FOR_REAL``, or a callable ``f(request)``.
+        """
+        self._add(values, None, times, optional)
+        return self
+
+    def on(
+        self,
+        *,
+        crew: Any = None,
+        agent: Any = None,
+        inputs: Any = None,
+        method: Any = None,
+        flow: Any = None,
+        kind: Any = None,
+        where: Callable[[Request], bool] | None = None,
+    ) -> CrewRule:
+        """Replies for matching kickoffs: ``fake_crews.on(crew="research").reply(...)``.
+
+        ``agent`` matches any of the crew's agent roles; ``inputs`` a dict
+        matches when those keys have those values (a subset); ``kind`` is
+        ``"crew"`` or ``"agent"`` (declarative ``call: agent`` steps).
+        """
+        given = {
+            "crew": crew,
+            "agent": agent,
+            "inputs": inputs,
+            "method": method,
+            "flow": flow,
+            "kind": kind,
+        }
+        if kind is not None and kind not in ("crew", "agent"):
+            raise _usage(f'fake_crews.on(kind={kind!r}): kind is "crew" or "agent".')
+        conditions = tuple((k, v) for k, v in given.items() if v is not None)
+        if not conditions and where is None:
+            raise _usage(
+                "fake_crews.on() needs at least one condition (crew=, agent=, inputs=, "
+                "method=, flow=, kind= or where=); for results in kickoff order use "
+                'fake_crews.reply("...").'
+            )
+        return CrewRule(self, Match(caller=conditions, where=where))
+
+    def _add(
+        self, values: tuple[Any, ...], match: Match | None, times: Times, optional: bool
+    ) -> None:
+        if not values:
+            raise _usage(
+                'reply() needs at least one value: fake_crews.reply("the crew\'s answer").'
+            )
+        prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
+        extra = "" if times == 1 else f", times={code(times)}"
+        for value in values:
+            verb = (
+                f"run_for_real({extra[2:]})"
+                if value is RUN_FOR_REAL
+                else f"reply({_label(value)}{extra})"
+            )
+            self.script.add(
+                value,
+                match=match,
+                times=times,
+                optional=optional,
+                label=f"{prefix}.{verb}",
+            )
+
+    # -- reading ----------------------------------------------------------------
+    @property
+    def calls(self) -> list[Exchange]:
+        """Every kickoff so far (``.caller``, ``.data["inputs"]``, ``.reply``)."""
+        return list(self.script.exchanges)
+
+    def inputs(self, crew: str | None = None) -> list[dict[str, Any]]:
+        """The inputs each kickoff received (of crew ``crew`` only, if given)."""
+        return [
+            dict(exchange.data.get("inputs") or {})
+            for exchange in self.script.exchanges
+            if crew is None or exchange.caller.get("crew") == crew
+        ]
+
+    def allow_unused(self) -> None:
+        """Don't fail this test for scripted results nobody used."""
+        self.script.check_unused = False
+
+    # -- answering (called by the patches) -------------------------------------------
+    def _request_for_crew(self, crew: Any, inputs: Any, entry: str) -> Request:
+        tasks = list(getattr(crew, "tasks", None) or [])
+        roles = [
+            str(a.role) for a in getattr(crew, "agents", None) or [] if getattr(a, "role", None)
+        ]
+        for task in tasks:
+            role = getattr(getattr(task, "agent", None), "role", None)
+            if role and str(role) not in roles:
+                roles.append(str(role))
+        last = tasks[-1] if tasks else None
+        model = None
+        if last is not None:
+            model = getattr(last, "output_pydantic", None) or getattr(last, "output_json", None)
+        caller: dict[str, Any] = dict(callers.flow_caller())
+        caller.update(kind="crew", crew=str(getattr(crew, "name", None) or "crew"), agent=roles)
+        caller["inputs"] = dict(inputs or {})
+        return Request(
+            caller=caller,
+            prompt=json.dumps(caller["inputs"], sort_keys=True, default=str),
+            response_model=model,
+            purpose="crew",
+            data={
+                "inputs": dict(inputs or {}),
+                "entry": entry,
+                "tasks": [getattr(t, "name", None) or getattr(t, "description", "") for t in tasks],
+            },
+        )
+
+    def _request_for_agent(self, agent: Any, prompt: Any, response_format: Any) -> Request:
+        caller: dict[str, Any] = dict(callers.flow_caller())
+        caller.update(kind="agent", agent=[str(getattr(agent, "role", "agent"))])
+        text = prompt if isinstance(prompt, str) else json.dumps(prompt, default=str)
+        caller["inputs"] = {"input": text}
+        return Request(
+            caller=caller,
+            prompt=text,
+            messages=[] if isinstance(prompt, str) else list(prompt),
+            response_model=response_format,
+            purpose="agent-step",
+            data={"inputs": {"input": text}, "entry": "agent step"},
+        )
+
+    def take(self, request: Request) -> tuple[Exchange, Any]:
+        exchange = self.script.take(request)
+        return exchange, exchange.resolve()
+
+    def record(self, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
+        if self.session is None:
+            return
+        caller = request.caller
+        kind = "agent.kickoff" if caller.get("kind") == "agent" else "crew.kickoff"
+        name = _first(caller.get("agent")) if caller.get("kind") == "agent" else caller.get("crew")
+        fields = [
+            ("method", str(caller.get("method", "-"))),
+            ("inputs", render_value(caller.get("inputs"))),
+        ]
+        self.session.record(TraceEvent(kind=kind, name=str(name), fields=(*fields, *outcome)))
+
+
+# -- turning replies into crewai results -----------------------------------------------
+def _validate(model: Any, value: Any, request: Request) -> BaseModel:
+    name = getattr(model, "__name__", str(model))
+    try:
+        if isinstance(value, model):
+            return value  # type: ignore[no-any-return]
+        if isinstance(value, BaseModel):
+            return model.model_validate(value.model_dump())  # type: ignore[no-any-return]
+        if isinstance(value, str):
+            return model.model_validate_json(value)  # type: ignore[no-any-return]
+        return model.model_validate(value)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ScriptReplyError(
+            f"pytest-flows: crew kickoff #{request.number} (caller: {request.describe_caller()}) "
+            f"expects a {name} (its last task's output type), and the scripted result "
+            f"{short(value)} does not fit it: {problems}. Reply with a {name}(...)."
+        ) from None
+
+
+def _task_output(task: Any, value: Any, request: Request) -> TaskOutput:
+    if isinstance(value, TaskOutput):
+        return value
+    description = str(getattr(task, "description", "") or "")
+    agent = str(getattr(getattr(task, "agent", None), "role", "") or "")
+    name = getattr(task, "name", None)
+    pyd_model = getattr(task, "output_pydantic", None)
+    json_model = getattr(task, "output_json", None)
+    pydantic: BaseModel | None = None
+    json_dict: dict[str, Any] | None = None
+    fmt = OutputFormat.RAW
+    if pyd_model is not None:
+        pydantic = _validate(pyd_model, value, request)
+        fmt = OutputFormat.PYDANTIC
+        raw = pydantic.model_dump_json()
+    elif json_model is not None:
+        json_dict = _validate(json_model, value, request).model_dump(mode="json")
+        fmt = OutputFormat.JSON
+        raw = json.dumps(json_dict)
+    elif isinstance(value, BaseModel):
+        pydantic, raw, fmt = value, value.model_dump_json(), OutputFormat.PYDANTIC
+    elif isinstance(value, dict):
+        json_dict, raw, fmt = value, json.dumps(value), OutputFormat.JSON
+    else:
+        raw = str(value)
+    return TaskOutput(
+        description=description,
+        name=name,
+        expected_output=getattr(task, "expected_output", None),
+        raw=raw,
+        pydantic=pydantic,
+        json_dict=json_dict,
+        agent=agent,
+        output_format=fmt,
+    )
+
+
+class _NoTask:
+    description = ""
+    name = None
+    expected_output = None
+    agent = None
+    output_pydantic = None
+    output_json = None
+
+
+def to_crew_output(crew: Any, value: Any, request: Request) -> CrewOutput:
+    if isinstance(value, CrewOutput):
+        return value
+    tasks = list(getattr(crew, "tasks", None) or []) or [_NoTask()]
+    if isinstance(value, CrewReply):
+        outputs = [
+            _task_output(tasks[i] if i < len(tasks) else _NoTask(), item, request)
+            for i, item in enumerate(value.tasks)
+        ]
+        final_value: Any = value.pydantic or value.json_dict or value.raw
+        if final_value is None:
+            final_value = outputs[-1] if outputs else ""
+        final = (
+            _task_output(tasks[-1], final_value, request)
+            if not isinstance(final_value, TaskOutput)
+            else final_value
+        )
+        if not outputs:
+            outputs = [final]
+        return CrewOutput(
+            raw=value.raw if value.raw is not None else final.raw,
+            pydantic=final.pydantic,
+            json_dict=value.json_dict if value.json_dict is not None else final.json_dict,
+            tasks_output=outputs,
+        )
+    if value is None:
+        raise ScriptReplyError(
+            f"pytest-flows: crew kickoff #{request.number}: a scripted crew result is None; "
+            'reply with text ("" for an empty result), a model or crew_output(...).'
+        )
+    final = _task_output(tasks[-1], value, request)
+    return CrewOutput(
+        raw=final.raw, pydantic=final.pydantic, json_dict=final.json_dict, tasks_output=[final]
+    )
+
+
+def to_agent_output(agent: Any, value: Any, request: Request) -> LiteAgentOutput:
+    if isinstance(value, LiteAgentOutput):
+        return value
+    role = str(getattr(agent, "role", "agent"))
+    model = request.response_model
+    if model is not None and isinstance(model, type) and issubclass(model, BaseModel):
+        pydantic = _validate(model, value, request)
+        return LiteAgentOutput(raw=pydantic.model_dump_json(), pydantic=pydantic, agent_role=role)
+    if isinstance(value, BaseModel):
+        return LiteAgentOutput(raw=value.model_dump_json(), pydantic=value, agent_role=role)
+    if isinstance(value, dict | list):
+        return LiteAgentOutput(raw=json.dumps(value), agent_role=role)
+    return LiteAgentOutput(raw=str(value), agent_role=role)
+
+
+def _summary(output: Any) -> tuple[tuple[str, str], ...]:
+    if getattr(output, "pydantic", None) is not None:
+        model = output.pydantic
+        return (("output", type(model).__name__ + render_value(model.model_dump(mode="json"), 80)),)
+    return (("output", render_value(getattr(output, "raw", output), 80)),)
+
+
+def _error(exc: BaseException) -> tuple[tuple[str, str], ...]:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        (
+            "error",
+            render_value(f"{type(exc).__name__}: {first}" if first else type(exc).__name__, 100),
+        ),
+    )
+
+
+# -- the patches -------------------------------------------------------------------------
+_real: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "pytest_flows_real_crew", default=False
+)
+
+
+@contextlib.contextmanager
+def _for_real() -> Iterator[None]:
+    token = _real.set(True)
+    try:
+        yield
+    finally:
+        _real.reset(token)
+
+
+def _scripted_kickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
+    def kickoff(self: Any, inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if _real.get():
+            return original(self, inputs, *args, **kwargs)
+        request = fake._request_for_crew(self, inputs, entry)
+        try:
+            exchange, value = fake.take(request)
+            if value is RUN_FOR_REAL:
+                fake.record(request, (("run", "real"),))
+                with _for_real():
+                    output = original(self, inputs, *args, **kwargs)
+            else:
+                output = to_crew_output(self, value, request)
+        except BaseException as exc:
+            fake.record(request, _error(exc))
+            raise
+        exchange.reply = output
+        if value is not RUN_FOR_REAL:
+            fake.record(request, _summary(output))
+        return output
+
+    return kickoff
+
+
+def _scripted_akickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
+    async def akickoff(self: Any, inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if _real.get():
+            return await original(self, inputs, *args, **kwargs)
+        request = fake._request_for_crew(self, inputs, entry)
+        try:
+            exchange, value = fake.take(request)
+            if value is RUN_FOR_REAL:
+                fake.record(request, (("run", "real"),))
+                with _for_real():
+                    output = await original(self, inputs, *args, **kwargs)
+            else:
+                output = to_crew_output(self, value, request)
+        except BaseException as exc:
+            fake.record(request, _error(exc))
+            raise
+        exchange.reply = output
+        if value is not RUN_FOR_REAL:
+            fake.record(request, _summary(output))
+        return output
+
+    return akickoff
+
+
+def _scripted_agent_kickoff(fake: FakeCrews, original: Any) -> Any:
+    """``Agent.kickoff_async`` inside a declarative ``call: agent`` step answers from
+    the script; anywhere else the agent runs as usual."""
+
+    async def kickoff_async(
+        self: Any, messages: Any, response_format: Any = None, **kw: Any
+    ) -> Any:
+        if not patches.in_agent_step():
+            return await original(self, messages, response_format=response_format, **kw)
+        request = fake._request_for_agent(self, messages, response_format)
+        try:
+            exchange, value = fake.take(request)
+            if value is RUN_FOR_REAL:
+                fake.record(request, (("run", "real"),))
+                with patches.outside_agent_step():
+                    output = await original(self, messages, response_format=response_format, **kw)
+            else:
+                output = to_agent_output(self, value, request)
+        except BaseException as exc:
+            fake.record(request, _error(exc))
+            raise
+        exchange.reply = output
+        if value is not RUN_FOR_REAL:
+            fake.record(request, _summary(output))
+        return output
+
+    return kickoff_async
+
+
+@contextlib.contextmanager
+def install(session: FlowsSession, fake: FakeCrews) -> Iterator[None]:
+    """Bind ``fake`` for one test: crew kickoffs and agent steps answer from its script."""
+    originals = {name: Crew.__dict__[name] for name in ("kickoff", "kickoff_async", "akickoff")}
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(callers.tracking())
+        setattr(Crew, "kickoff", _scripted_kickoff(fake, originals["kickoff"], "kickoff"))  # noqa: B010
+        setattr(  # noqa: B010
+            Crew,
+            "kickoff_async",
+            _scripted_akickoff(fake, originals["kickoff_async"], "kickoff_async"),
+        )
+        setattr(Crew, "akickoff", _scripted_akickoff(fake, originals["akickoff"], "akickoff"))  # noqa: B010
+        for name, original in originals.items():
+            stack.callback(setattr, Crew, name, original)
+        original_agent_kickoff = Agent.__dict__["kickoff_async"]
+        setattr(Agent, "kickoff_async", _scripted_agent_kickoff(fake, original_agent_kickoff))  # noqa: B010
+        stack.callback(setattr, Agent, "kickoff_async", original_agent_kickoff)
+        stack.enter_context(patches.marking_agent_steps())
+        yield
+
+
+def _usage(message: str) -> Exception:
+    from pytest_flows.errors import FlowsUsageError
+
+    return FlowsUsageError(message)

@@ -1,0 +1,713 @@
+"""``fake_llm`` for crewai: a ``BaseLLM`` answered by the test's script.
+
+While the fake is bound, every LLM a flow can reach answers from the script:
+``LLM("model")`` (and so ``Agent(llm="...")``, ``@human_feedback(llm=...)``,
+``ConversationConfig(llm=...)``, declarative ``llm:``) returns a handle on the
+fake, and LLM objects built before the test (at import) are routed to it too.
+Each call emits crewai's normal LLM events (so ``usage_metrics`` and event
+listeners see it) and an ``llm.call`` trace event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from crewai.events.types.llm_events import LLMCallType
+from crewai.llm import LLM
+from crewai.llms.base_llm import BaseLLM, llm_call_context
+from crewai.llms.retry import (
+    arun_with_rate_limit_retry,
+    get_retry_delay_seconds,
+    run_with_rate_limit_retry,
+)
+from pydantic import BaseModel, PrivateAttr, ValidationError
+
+from pytest_flows import loop as _loop
+from pytest_flows.crewai import callers, patches
+from pytest_flows.llm_script import LLMRule, LLMScript
+from pytest_flows.replies import Stream, ToolCall
+from pytest_flows.script import (
+    Exchange,
+    Request,
+    ScriptError,
+    ScriptReplyError,
+    Times,
+    plain,
+)
+from pytest_flows.trace import TraceEvent, render_value
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["FakeLLM", "install"]
+
+#: What the fake claims as its context window (no real model behind it).
+CONTEXT_WINDOW = 128_000
+
+
+def _no_retry_wrapper(method: Callable[..., Any]) -> Callable[..., Any]:
+    # BaseLLM.__init_subclass__ wraps call/acall in a rate-limit retry that
+    # really sleeps; this marker opts out, and _Core retries on virtual time.
+    method._crewai_rate_limit_wrapped = True  # type: ignore[attr-defined]
+    return method
+
+
+class FakeLLM(BaseLLM):
+    """A crewai LLM whose replies come from the test's script (the ``fake_llm`` fixture).
+
+    Script it with :meth:`reply` / :meth:`on`; read :attr:`calls`. Pass it
+    anywhere crewai takes an LLM, or let the routing hand it out.
+    """
+
+    llm_type: str = "pytest-flows"
+    model: str = "fake-llm"
+    _core: Any = PrivateAttr(default=None)
+
+    # -- scripting (delegated to the shared script) -------------------------
+    def reply(
+        self,
+        *values: Any,
+        times: Times = 1,
+        optional: bool = False,
+        latency: float = 0.0,
+        usage: dict[str, int] | None = None,
+    ) -> FakeLLM:
+        """Answer the next calls, in order, with ``values`` (see :class:`LLMScript`)."""
+        self._require_core().api.reply(
+            *values, times=times, optional=optional, latency=latency, usage=usage
+        )
+        return self
+
+    def on(self, **conditions: Any) -> LLMRule:
+        """Replies for matching calls: ``fake_llm.on(agent="Researcher").reply("...")``."""
+        return self._require_core().api.on(**conditions)
+
+    @property
+    def calls(self) -> list[Exchange]:
+        """Every LLM call of the test, in order."""
+        return self._require_core().api.calls
+
+    @property
+    def script(self) -> Any:
+        return self._require_core().api.script
+
+    def allow_unused(self) -> None:
+        """Don't fail this test for scripted replies nobody used."""
+        self._require_core().api.allow_unused()
+
+    def handle(self, model: str) -> FakeLLM:
+        """The fake as seen by code that asked for ``model`` (same script)."""
+        handle: FakeLLM = self._require_core().handle(model)
+        return handle
+
+    def _require_core(self) -> _Core:
+        core: _Core | None = self._core
+        if core is None:
+            raise RuntimeError(
+                "this FakeLLM has no script: use the fake_llm fixture (or FakeLLM.create())."
+            )
+        return core
+
+    @classmethod
+    def create(cls, session: FlowsSession | None = None, api: LLMScript | None = None) -> FakeLLM:
+        """A fake with a fresh script; ``session`` gives it virtual time and a trace."""
+        core = _Core(api or LLMScript(), session)
+        return core.handle("fake-llm")
+
+    # -- the BaseLLM contract --------------------------------------------------
+    @_no_retry_wrapper
+    def call(
+        self,
+        messages: Any,
+        tools: list[dict[str, Any]] | None = None,
+        callbacks: list[Any] | None = None,
+        available_functions: dict[str, Any] | None = None,
+        from_task: Any = None,
+        from_agent: Any = None,
+        response_model: type[BaseModel] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        call = _Call(
+            self,
+            messages,
+            tools,
+            callbacks,
+            available_functions,
+            from_task,
+            from_agent,
+            response_model or kwargs.get("response_format"),
+        )
+        return self._require_core().call(call)
+
+    @_no_retry_wrapper
+    async def acall(
+        self,
+        messages: Any,
+        tools: list[dict[str, Any]] | None = None,
+        callbacks: list[Any] | None = None,
+        available_functions: dict[str, Any] | None = None,
+        from_task: Any = None,
+        from_agent: Any = None,
+        response_model: type[BaseModel] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        call = _Call(
+            self,
+            messages,
+            tools,
+            callbacks,
+            available_functions,
+            from_task,
+            from_agent,
+            response_model or kwargs.get("response_format"),
+        )
+        return await self._require_core().acall(call)
+
+    def supports_function_calling(self) -> bool:
+        return True
+
+    def supports_stop_words(self) -> bool:
+        # Stop words would cut scripted text (crewai's ReAct stops at "Observation:").
+        return False
+
+    def get_context_window_size(self) -> int:
+        return CONTEXT_WINDOW
+
+    def get_input_tokens_count(
+        self, messages: Any, tools: Any = None, response_model: Any = None
+    ) -> int:
+        return _tokens(_all_text(messages))
+
+    def to_config_dict(self) -> dict[str, Any]:
+        # Pending feedback stores this and rebuilds LLM(**it) on resume: keep the model name.
+        return {"model": self.model}
+
+    def __repr__(self) -> str:
+        return f"FakeLLM(model={self.model!r})"
+
+
+class _Call:
+    """The arguments of one ``call``/``acall``."""
+
+    def __init__(
+        self,
+        llm: FakeLLM,
+        messages: Any,
+        tools: list[dict[str, Any]] | None,
+        callbacks: list[Any] | None,
+        available_functions: dict[str, Any] | None,
+        from_task: Any,
+        from_agent: Any,
+        response_model: Any,
+    ) -> None:
+        self.llm = llm
+        self.messages = messages
+        self.tools = tools
+        self.callbacks = callbacks
+        self.available_functions = available_functions
+        self.from_task = from_task
+        self.from_agent = from_agent
+        self.response_model = response_model
+        purpose, extras = callers.crewai_purpose()
+        if purpose is None:
+            purpose = "agent" if from_agent is not None else "call"
+        self.purpose = purpose
+        self.extras = extras
+        self.caller = self._caller()
+
+    def _caller(self) -> dict[str, Any]:
+        caller: dict[str, Any] = dict(callers.flow_caller())
+        if self.from_agent is not None:
+            caller["agent"] = str(getattr(self.from_agent, "role", self.from_agent))
+        if self.from_task is not None:
+            task = self.from_task
+            caller["task"] = str(getattr(task, "name", None) or getattr(task, "description", task))
+        caller["purpose"] = self.purpose
+        caller["model"] = self.llm.model
+        return caller
+
+    def request(self) -> Request:
+        messages = _as_messages(self.messages)
+        data: dict[str, Any] = {}
+        if self.extras.get("outcomes") is not None:
+            data["outcomes"] = self.extras["outcomes"]
+        if self.extras.get("feedback") is not None:
+            data["feedback"] = self.extras["feedback"]
+        return Request(
+            caller=dict(self.caller),
+            prompt=_last_user_text(messages),
+            messages=messages,
+            tools=_tool_names(self.tools),
+            response_model=self.response_model,
+            purpose=self.purpose,
+            data=data,
+        )
+
+
+class _Core:
+    """State every handle of one test's fake shares: script, session, usage."""
+
+    def __init__(self, api: LLMScript, session: FlowsSession | None) -> None:
+        self.api = api
+        self.session = session
+        self._handles: dict[str, FakeLLM] = {}
+
+    def handle(self, model: str) -> FakeLLM:
+        handle = self._handles.get(model)
+        if handle is None:
+            handle = FakeLLM(model=model)
+            handle._core = self
+            self._handles[model] = handle
+        return handle
+
+    # -- time --------------------------------------------------------------------
+    def _advance(self, seconds: float) -> None:
+        if seconds > 0:
+            clock = self.session.clock if self.session is not None else None
+            if clock is not None:
+                clock.advance(seconds)
+
+    async def _asleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        if isinstance(loop, _loop.DeterministicEventLoop) and _loop.active_scheduler() is not None:
+            await asyncio.sleep(seconds)  # virtual: other tasks run, time jumps
+        else:
+            self._advance(seconds)
+
+    # -- calling -----------------------------------------------------------------
+    def call(self, call: _Call) -> Any:
+        retry = _VirtualRetry()
+        return run_with_rate_limit_retry(
+            lambda: retry.watch(lambda: self._attempt(call)),
+            sleep=lambda _s: self._advance(retry.delay()),
+        )
+
+    async def acall(self, call: _Call) -> Any:
+        retry = _VirtualRetry()
+
+        async def attempt() -> Any:
+            try:
+                return await self._aattempt(call)
+            except Exception as exc:
+                retry.last_error = exc
+                raise
+
+        async def sleep(_seconds: float) -> None:
+            await self._asleep(retry.delay())
+
+        return await arun_with_rate_limit_retry(attempt, sleep=sleep)
+
+    def _attempt(self, call: _Call) -> Any:
+        with llm_call_context():
+            exchange = self._begin(call)
+            try:
+                self._advance(exchange.entry.options["latency"] if exchange.entry else 0.0)
+                value = exchange.resolve()
+                if isinstance(value, Stream):
+                    for i, chunk in enumerate(value.chunks):
+                        if i:
+                            self._advance(value.interval)
+                        self._chunk(call, exchange, chunk)
+                return self._finish(call, exchange, value)
+            except BaseException as exc:
+                self._fail(call, exchange, exc)
+                raise
+
+    async def _aattempt(self, call: _Call) -> Any:
+        with llm_call_context():
+            exchange = self._begin(call)
+            try:
+                await self._asleep(exchange.entry.options["latency"] if exchange.entry else 0.0)
+                value = exchange.resolve()
+                if isinstance(value, Stream):
+                    for i, chunk in enumerate(value.chunks):
+                        if i:
+                            await self._asleep(value.interval)
+                        self._chunk(call, exchange, chunk)
+                return self._finish(call, exchange, value)
+            except BaseException as exc:
+                self._fail(call, exchange, exc)
+                raise
+
+    def _begin(self, call: _Call) -> Exchange:
+        llm = call.llm
+        llm._emit_call_started_event(
+            messages=call.messages,
+            tools=call.tools,
+            callbacks=call.callbacks,
+            available_functions=call.available_functions,
+            from_task=call.from_task,
+            from_agent=call.from_agent,
+        )
+        formatted = llm._format_messages(call.messages)
+        llm._invoke_before_llm_call_hooks(formatted, call.from_agent)
+        request = call.request()
+        try:
+            return self.api.script.take(request)
+        except ScriptError as exc:
+            self._record(call, request, (("error", _error_text(exc)),))
+            llm._emit_call_failed_event(
+                error=str(exc).splitlines()[0], from_task=call.from_task, from_agent=call.from_agent
+            )
+            raise
+
+    def _chunk(self, call: _Call, exchange: Exchange, chunk: str) -> None:
+        call.llm._emit_stream_chunk_event(
+            chunk=chunk,
+            from_task=call.from_task,
+            from_agent=call.from_agent,
+            call_type=LLMCallType.LLM_CALL,
+            response_id=f"fake-{exchange.request.number}",
+        )
+
+    def _finish(self, call: _Call, exchange: Exchange, value: Any) -> Any:
+        llm = call.llm
+        request = exchange.request
+        if isinstance(value, ToolCall) or _is_tool_call_list(value):
+            calls = [value] if isinstance(value, ToolCall) else list(value)
+            return self._tool_calls(call, exchange, calls)
+        streamed = isinstance(value, Stream)
+        if streamed:
+            value = value.text
+        elif not streamed and llm._effective_stream() and isinstance(value, str):
+            self._chunk(call, exchange, value)
+        result = _structured(value, request) if request.response_model is not None else _text(value)
+        usage = self._usage(exchange, result)
+        llm._track_token_usage_internal(usage)
+        llm._emit_call_completed_event(
+            response=result,
+            call_type=LLMCallType.LLM_CALL,
+            from_task=call.from_task,
+            from_agent=call.from_agent,
+            messages=call.messages,
+            usage=usage,
+            finish_reason="stop",
+            response_id=f"fake-{request.number}",
+        )
+        if isinstance(result, str):
+            result = llm._invoke_after_llm_call_hooks(
+                llm._format_messages(call.messages), result, call.from_agent
+            )
+        exchange.reply = result
+        summary: list[tuple[str, str]] = [("reply", _summary(result))]
+        if streamed:
+            summary.append(
+                ("chunks", str(len(exchange.entry.reply.chunks) if exchange.entry else 0))
+            )
+        self._record(call, request, tuple(summary))
+        return result
+
+    def _tool_calls(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> Any:
+        request = exchange.request
+        offered = request.tools or sorted(call.available_functions or {})
+        for tool in calls:
+            if tool.name not in offered:
+                where = (
+                    f"it offered: {', '.join(offered)}"
+                    if offered
+                    else "it offered no tools (give the agent tools=[...])"
+                )
+                raise ScriptReplyError(
+                    f"pytest-flows: LLM call #{request.number} "
+                    f"(caller: {request.describe_caller()}) got a scripted call to tool "
+                    f"{tool.name!r}, but {where}. "
+                    f"Fix the name in {exchange.entry.label if exchange.entry else 'the script'}."
+                )
+        wire = [
+            {
+                "id": tool.id or f"call_{request.number}_{i}",
+                "type": "function",
+                "function": {"name": tool.name, "arguments": json.dumps(dict(tool.arguments))},
+            }
+            for i, tool in enumerate(calls, start=1)
+        ]
+        usage = self._usage(exchange, json.dumps(wire))
+        call.llm._track_token_usage_internal(usage)
+        summary = ", ".join(
+            f"{t.name}({json.dumps(dict(t.arguments), sort_keys=True)})" for t in calls
+        )
+        if call.available_functions:
+            # A caller that passes functions gets them run by the "provider", as
+            # crewai's native providers do, and receives the first result.
+            first = calls[0]
+            result = call.llm._handle_tool_execution(
+                function_name=first.name,
+                function_args=dict(first.arguments),
+                available_functions=call.available_functions,
+                from_task=call.from_task,
+                from_agent=call.from_agent,
+            )
+            exchange.reply = result
+            self._record(call, request, (("tools", summary), ("result", render_value(result))))
+            return result
+        call.llm._emit_call_completed_event(
+            response=wire,
+            call_type=LLMCallType.TOOL_CALL,
+            from_task=call.from_task,
+            from_agent=call.from_agent,
+            messages=call.messages,
+            usage=usage,
+            finish_reason="tool_calls",
+            response_id=f"fake-{request.number}",
+        )
+        exchange.reply = wire
+        self._record(call, request, (("tools", summary),))
+        return wire
+
+    def _fail(self, call: _Call, exchange: Exchange, exc: BaseException) -> None:
+        if exchange.error is None:
+            exchange.error = exc
+        self._record(call, exchange.request, (("error", _error_text(exc)),))
+        call.llm._emit_call_failed_event(
+            error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+            from_task=call.from_task,
+            from_agent=call.from_agent,
+        )
+
+    def _usage(self, exchange: Exchange, result: Any) -> dict[str, int]:
+        override = exchange.entry.options.get("usage") if exchange.entry else None
+        prompt = _tokens(_all_text(exchange.request.messages))
+        completion = _tokens(result if isinstance(result, str) else _summary(result, limit=10_000))
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        if override:
+            usage.update({k: int(v) for k, v in override.items()})
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage.setdefault("successful_requests", 1)
+        return usage
+
+    def _record(self, call: _Call, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
+        if self.session is None:
+            return
+        caller = request.caller
+        fields: list[tuple[str, str]] = [("purpose", str(caller.get("purpose")))]
+        for key in ("agent", "task", "model"):
+            if key in caller:
+                fields.append((key, plain(caller[key])))
+        self.session.record(
+            TraceEvent(
+                kind="llm.call",
+                name=str(caller.get("method", "-")),
+                fields=(*fields, *outcome),
+            )
+        )
+
+
+class _VirtualRetry:
+    """crewai's rate-limit retry policy, on virtual time and without jitter."""
+
+    def __init__(self) -> None:
+        self.attempt = 0
+        self.last_error: BaseException | None = None
+
+    def watch(self, attempt: Callable[[], Any]) -> Any:
+        try:
+            return attempt()
+        except Exception as exc:
+            self.last_error = exc
+            raise
+
+    def delay(self) -> float:
+        self.attempt += 1
+        hint = patches.retry_after_seconds(self.last_error) if self.last_error else None
+        return float(
+            get_retry_delay_seconds(
+                self.attempt, retry_after_seconds=hint, random_value=lambda: 0.5
+            )
+        )
+
+
+# -- reply shapes -----------------------------------------------------------------
+def _is_tool_call_list(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and bool(value)
+        and all(isinstance(v, ToolCall) for v in value)
+    )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    if value is None:
+        raise ScriptReplyError(
+            'pytest-flows: a scripted LLM reply is None; reply with text ("" for an empty answer).'
+        )
+    return str(value)
+
+
+def _structured(value: Any, request: Request) -> Any:
+    model = request.response_model
+    name = getattr(model, "__name__", str(model))
+    if isinstance(value, model):
+        return value
+    try:
+        if isinstance(value, BaseModel):
+            return model.model_validate(value.model_dump())
+        if isinstance(value, str):
+            return model.model_validate_json(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        from pytest_flows.llm_script import placeholder
+
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ScriptReplyError(
+            f"pytest-flows: LLM call #{request.number} (caller: {request.describe_caller()}) "
+            f"asked for a {name}, and the scripted reply {value!r} does not fit it: {problems}. "
+            f"Reply with a {name}(...) or a dict such as "
+            f"{placeholder(model, request.data.get('outcomes'))}."
+        ) from None
+
+
+def _summary(result: Any, limit: int = 80) -> str:
+    if isinstance(result, BaseModel):
+        return type(result).__name__ + render_value(result.model_dump(mode="json"), limit=limit)
+    return render_value(result, limit=limit)
+
+
+def _error_text(exc: BaseException) -> str:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return render_value(
+        f"{type(exc).__name__}: {first}" if first else type(exc).__name__, limit=100
+    )
+
+
+def _tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def _as_messages(messages: Any) -> list[Any]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return list(messages or [])
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else str(content)
+
+
+def _last_user_text(messages: list[Any]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def _all_text(messages: Any) -> str:
+    return "\n".join(
+        _content_text(m.get("content") if isinstance(m, dict) else m)
+        for m in _as_messages(messages)
+    )
+
+
+def _tool_names(tools: Any) -> list[str]:
+    names = []
+    for tool in tools or []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")
+        else:
+            name = getattr(tool, "name", None)
+        if name:
+            names.append(str(name))
+    return names
+
+
+# -- routing ----------------------------------------------------------------------
+_ROUTED_METHODS = ("call", "acall")
+
+
+def _llm_classes() -> list[type]:
+    seen: list[type] = []
+    stack: list[type] = [BaseLLM]
+    while stack:
+        cls = stack.pop()
+        sub: type
+        for sub in cls.__subclasses__():
+            if sub not in seen and not issubclass(sub, FakeLLM):
+                seen.append(sub)
+                stack.append(sub)
+    return seen
+
+
+def _routed(fake: FakeLLM, name: str) -> Callable[..., Any]:
+    if name == "acall":
+
+        async def acall(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return await fake.handle(str(self.model)).acall(*args, **kwargs)
+
+        return acall
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fake.handle(str(self.model)).call(*args, **kwargs)
+
+    return call
+
+
+@contextlib.contextmanager
+def _route_existing(fake: FakeLLM) -> Iterator[None]:
+    """LLM objects built before the test (at import) answer from the fake too."""
+    undo: list[tuple[type, str, Any]] = []
+    try:
+        for cls in _llm_classes():
+            for name in _ROUTED_METHODS:
+                if name in cls.__dict__:
+                    undo.append((cls, name, cls.__dict__[name]))
+                    setattr(cls, name, _routed(fake, name))
+            for name, value in (
+                ("supports_function_calling", lambda self: True),
+                ("supports_stop_words", lambda self: False),
+            ):
+                if name in cls.__dict__:
+                    undo.append((cls, name, cls.__dict__[name]))
+                    setattr(cls, name, value)
+        yield
+    finally:
+        for cls, name, original in reversed(undo):
+            setattr(cls, name, original)
+
+
+@contextlib.contextmanager
+def _route_constructor(fake: FakeLLM) -> Iterator[None]:
+    """``LLM("model")`` returns the fake's handle for "model" (``__init__`` is skipped
+    because the object returned is not an ``LLM``)."""
+    original = LLM.__dict__["__new__"]
+
+    def routed_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        model = kwargs.get("model", args[0] if args else None)
+        if not model or not isinstance(model, str):
+            raise ValueError("Model must be a non-empty string")
+        return fake.handle(model)
+
+    setattr(LLM, "__new__", routed_new)  # noqa: B010 - the routing
+    try:
+        yield
+    finally:
+        setattr(LLM, "__new__", original)  # noqa: B010
+
+
+@contextlib.contextmanager
+def install(session: FlowsSession, fake: Any) -> Iterator[None]:
+    """Bind ``fake`` (a :class:`FakeLLM`, or an :class:`LLMScript`) for one test."""
+    llm = fake if isinstance(fake, FakeLLM) else FakeLLM.create(session, fake)
+    with callers.tracking(), _route_constructor(llm), _route_existing(llm):
+        yield

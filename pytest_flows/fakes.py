@@ -1,0 +1,93 @@
+"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``.
+
+Each fixture builds its fake, binds it in the test's harness (every active
+framework adapter installs it) and, at teardown, fails the test for scripted
+replies nobody used. Framework modules are imported inside the fixtures only,
+so importing this module never imports a framework.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.script import Script, errors_raised
+from pytest_flows.session import session_of
+
+__all__ = ["fake_crews", "fake_llm", "human"]
+
+
+def _require(framework: str, fixture: str) -> None:
+    if importlib.util.find_spec(framework) is None:
+        raise FlowsUsageError(
+            f"the {fixture} fixture needs {framework}: pip install 'pytest-flows[{framework}]'."
+        )
+
+
+def _test_failed(errors_before: int) -> bool:
+    # A test that already failed shows its own error; listing the replies it
+    # never got to would only bury it. pytest keeps an Exception of the call
+    # in sys.last_value; script errors (test failures, like pytest.fail) are
+    # counted where they are raised.
+    return errors_raised() > errors_before or getattr(sys, "last_value", None) is not None
+
+
+def _verify(script: Script, errors_before: int) -> None:
+    __tracebackhide__ = True
+    if not _test_failed(errors_before):
+        script.verify()
+
+
+@pytest.fixture
+def fake_llm(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A scripted LLM every LLM of the flow resolves to: ``fake_llm.reply("...")``."""
+    session = session_of(request)
+    before = errors_raised()
+    fake: Any
+    if "crewai" in sys.modules or importlib.util.find_spec("agent_framework") is None:
+        _require("crewai", "fake_llm")
+        from pytest_flows.crewai.llm import FakeLLM
+
+        fake = FakeLLM.create(session)
+    else:
+        # An Agent Framework test: no need to import crewai (seconds) for a
+        # script; a crewai flow run later in the test still gets it bound.
+        from pytest_flows.llm_script import LLMScript
+
+        fake = LLMScript()
+    session.bind("llm", fake)
+    yield fake
+    _verify(fake.script, before)
+
+
+@pytest.fixture
+def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Scripted crew results: ``fake_crews.on(crew="research").reply("...")``."""
+    session = session_of(request)
+    before = errors_raised()
+    _require("crewai", "fake_crews")
+    from pytest_flows.crewai.crews import FakeCrews
+
+    fake = FakeCrews(session)
+    session.bind("crews", fake)
+    yield fake
+    _verify(fake.script, before)
+
+
+@pytest.fixture
+def human(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Scripted human answers: ``human.on(method="review").answer("approved")``."""
+    session = session_of(request)
+    before = errors_raised()
+    _require("crewai", "human")
+    from pytest_flows.crewai.human import ScriptedHuman
+
+    fake = ScriptedHuman(session)
+    session.bind("human", fake)
+    yield fake
+    _verify(fake.script, before)
