@@ -417,3 +417,16 @@ def build_judge(client: Any) -> Workflow:
         .add_edge(judge, decide)
         .build()
     )
+
+
+# -- a sync function executor (Agent Framework runs it in a thread) --------------------------
+
+
+@executor(id="count_words")
+def count_words(text: str, ctx: WorkflowContext[Never]) -> None:
+    ctx.set_state("words", len(text.split()))
+
+
+def build_sync() -> Workflow:
+    start = Start(id="start")
+    return WorkflowBuilder(start_executor=start, name="sync").add_edge(start, count_words).build()

@@ -180,3 +180,10 @@ async def test_arun_in_an_async_test(flows):
     run = await flows.arun(wf.build_triage(), "urgent: site down")
 
     assert run.outputs == ["on-call: urgent: site down"]
+
+
+def test_a_sync_function_executor_runs_offloaded_and_is_traced(flows):
+    run = flows.run(wf.build_sync(), "three little words")
+
+    assert run.state == {"words": 3}
+    assert "state set words value=3 by=count_words" in run.trace.lines()
