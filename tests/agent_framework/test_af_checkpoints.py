@@ -259,3 +259,33 @@ def test_flow_store_fails_the_test_for_an_unseen_refusal(flows, store):
         fresh.verify()
     assert len(fresh.checkpoint_failures()) == 1
     fresh.verify()  # looked at: fine now
+
+
+def test_the_checkpoint_storage_protocol(flows):
+    import asyncio
+
+    from agent_framework import CheckpointStorage, WorkflowCheckpoint
+
+    storage = FlowsCheckpointStorage()
+    typed: CheckpointStorage = storage  # satisfies the framework's protocol
+    run = flows.run(wf.build_counter(storage, limit=2), 1)
+
+    async def exercise() -> None:
+        ids = await typed.list_checkpoint_ids(workflow_name="counter")
+        assert ids == run.checkpoints
+        listed = await typed.list_checkpoints(workflow_name="counter")
+        assert [c.checkpoint_id for c in listed] == ids
+        assert [c.iteration_count for c in listed] == [0, 1, 2, 3]
+        assert await typed.list_checkpoint_ids(workflow_name="other") == []
+        loaded = await typed.load(ids[1])
+        assert loaded.state["last"] == 1 and loaded is not await typed.load(ids[1])
+        assert await typed.delete(ids[1]) is True
+        assert await typed.delete(ids[1]) is False
+        assert await typed.list_checkpoint_ids(workflow_name="counter") == [ids[0], *ids[2:]]
+        bad = WorkflowCheckpoint(workflow_name="counter", graph_signature_hash="x")
+        bad.checkpoint_id = "../../etc/passwd"
+        with pytest.raises(WorkflowCheckpointException, match="refusing to save"):
+            await typed.save(bad)
+        assert storage.refused[-1].checkpoint_id == "../../etc/passwd"
+
+    asyncio.run(exercise())
