@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.human_script import ScriptedHuman
 from pytest_flows.script import Script, errors_raised
 from pytest_flows.session import session_of
 
@@ -84,9 +85,6 @@ def human(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted human answers: ``human.on(method="review").answer("approved")``."""
     session = session_of(request)
     before = errors_raised()
-    _require("crewai", "human")
-    from pytest_flows.crewai.human import ScriptedHuman
-
     fake = ScriptedHuman(session)
     session.bind("human", fake)
     yield fake

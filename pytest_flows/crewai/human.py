@@ -23,10 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import re
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedbackContext
@@ -36,512 +33,146 @@ from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows.crewai import callers, patches
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
 from pytest_flows.run import FlowRun
-from pytest_flows.script import (
-    Exchange,
-    Match,
-    Request,
-    Script,
-    ScriptError,
-    ScriptReplyError,
-    Times,
-    code,
-    short,
-)
-from pytest_flows.trace import TraceEvent, render_value
+from pytest_flows.script import ScriptReplyError, short
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = ["Answer", "HumanRule", "ScriptedHuman", "install"]
-
-_FIXTURE = "human"
+__all__ = ["ask", "feedback", "install", "resume"]
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What the human says: ``text``, optionally the ``outcome`` it means, ``after``
-    virtual seconds."""
-
-    text: str = ""
-    outcome: str | None = None
-    after: float = 0.0
-
-
-class _Pause:
-    def __repr__(self) -> str:
-        return "PAUSE"
-
-
-class _Timeout:
-    def __repr__(self) -> str:
-        return "TIMEOUT"
-
-
-PAUSE: Any = _Pause()
-TIMEOUT: Any = _Timeout()
-
-
-def _label(value: Any) -> str:
-    if value is PAUSE:
-        return "pause()"
-    if value is TIMEOUT:
-        return "timeout()"
-    if isinstance(value, Answer):
-        args = (
-            [] if value.outcome is not None and value.text == value.outcome else [code(value.text)]
-        )
-        if value.outcome is not None:
-            args.append(f"outcome={code(value.outcome)}")
-        if value.after:
-            args.append(f"after={value.after!r}")
-        return f"answer({', '.join(args)})"
-    function = getattr(value, "function", value)
-    return f"answer(<{getattr(function, '__name__', 'callable')}>)"
-
-
-def _message_pattern(message: str) -> str:
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    plain = re.match(r"[\w ,'-]*", first)
-    text = plain.group(0).strip() if plain else ""
-    if len(text) >= 4:
-        return json.dumps(text[:40].strip())
-    return "r" + json.dumps(re.escape(first[:40]))
-
-
-def _suggest(request: Request) -> str:
-    caller = request.caller
-    conditions = [f'method="{caller.get("method", "")}"']
-    if caller.get("kind") == "ask":
-        conditions.append(f"message={_message_pattern(request.prompt)}")
-    if caller.get("occurrence", 1) > 1:
-        conditions.append(f"occurrence={caller['occurrence']}")
-    emit = request.data.get("emit")
-    answer = f'answer(outcome="{emit[0]}")' if emit else 'answer("...")'
-    return f"{_FIXTURE}.on({', '.join(conditions)}).{answer}"
-
-
-def _describe(request: Request) -> list[str]:
-    lines = [f"message: {short(request.prompt, 100)}"]
-    if request.caller.get("kind") == "feedback":
-        lines.append(f"output under review: {short(request.data.get('output'), 100)}")
-        emit = request.data.get("emit")
-        if emit:
-            lines.append(f"outcomes: {', '.join(emit)}")
-    elif request.data.get("timeout") is not None:
-        lines.append(f"timeout: {request.data['timeout']:g}s")
-    return lines
-
-
-class HumanRule:
-    """Answers for the requests :meth:`ScriptedHuman.on` described."""
-
-    def __init__(self, owner: ScriptedHuman, match: Match) -> None:
-        self._owner = owner
-        self._match = match
-
-    def answer(
-        self,
-        *texts: Any,
-        outcome: str | None = None,
-        after: float = 0.0,
-        times: Times = 1,
-        optional: bool = False,
-    ) -> HumanRule:
-        """Answer matching requests with ``texts`` in order (none: one empty answer)."""
-        self._owner._answers(texts, outcome, after, self._match, times, optional)
-        return self
-
-    def pause(self, *, times: Times = 1, optional: bool = False) -> HumanRule:
-        """Leave the feedback pending: the flow pauses (``HumanFeedbackPending``)."""
-        self._owner._add(PAUSE, self._match, times, optional)
-        return self
-
-    def timeout(self, *, times: Times = 1, optional: bool = False) -> HumanRule:
-        """Never answer ``ask(timeout=...)``: the timeout passes (virtually), ask returns None."""
-        self._owner._add(TIMEOUT, self._match, times, optional)
-        return self
-
-
-class ScriptedHuman:
-    """Scripted human answers (the ``human`` fixture)."""
-
-    def __init__(self, session: FlowsSession | None = None) -> None:
-        self.session = session
-        self.script = Script(
-            fixture=_FIXTURE,
-            noun="human request",
-            reply_noun="answer",
-            suggest=_suggest,
-            describe=_describe,
-        )
-        # Used only when no other persistence factory is registered (see install).
-        self._fallback_store = _InMemoryPendingStore()
-        self._outcomes: dict[tuple[int, str], list[str]] = {}
-        self._lock = threading.Lock()
-
-    # -- scripting -------------------------------------------------------------
-    def answer(
-        self,
-        *texts: Any,
-        outcome: str | None = None,
-        after: float = 0.0,
-        times: Times = 1,
-        optional: bool = False,
-    ) -> ScriptedHuman:
-        """Answer the next requests, in order, with ``texts`` (none: one empty answer).
-
-        ``outcome`` names the ``emit`` outcome the answer means, so no LLM has
-        to classify it (the text defaults to the outcome); ``""`` is the
-        empty answer (the step's default outcome); ``after`` is how long the
-        human takes, in virtual seconds. A callable ``f(request)`` may stand
-        for a text.
-        """
-        self._answers(texts, outcome, after, None, times, optional)
-        return self
-
-    def pause(self, *, times: Times = 1, optional: bool = False) -> ScriptedHuman:
-        """The next feedback request stays pending: the flow pauses."""
-        self._add(PAUSE, None, times, optional)
-        return self
-
-    def timeout(self, *, times: Times = 1, optional: bool = False) -> ScriptedHuman:
-        """The next ``ask(timeout=...)`` gets no answer in time (returns None)."""
-        self._add(TIMEOUT, None, times, optional)
-        return self
-
-    def on(
-        self,
-        *,
-        method: Any = None,
-        message: str | re.Pattern[str] | Callable[[str], bool] | None = None,
-        occurrence: Any = None,
-        kind: Any = None,
-        flow: Any = None,
-        where: Callable[[Request], bool] | None = None,
-    ) -> HumanRule:
-        """Answers for matching requests: ``human.on(method="review").answer("ok")``.
-
-        ``message`` is a regex searched in the message shown to the human;
-        ``occurrence`` the n-th request of that method (1-based); ``kind`` is
-        ``"feedback"`` or ``"ask"``.
-        """
-        if kind is not None and kind not in ("feedback", "ask"):
-            raise FlowsUsageError(f'human.on(kind={kind!r}): kind is "feedback" or "ask".')
-        given = {"flow": flow, "method": method, "kind": kind, "occurrence": occurrence}
-        conditions = tuple((k, v) for k, v in given.items() if v is not None)
-        if not conditions and message is None and where is None:
-            raise FlowsUsageError(
-                "human.on() needs at least one condition (method=, message=, occurrence=, "
-                'kind=, flow= or where=); for answers in request order use human.answer("...").'
+# -- answering ------------------------------------------------------------------
+def feedback(
+    human: ScriptedHuman,
+    flow: Any,
+    method: str,
+    message: str,
+    output: Any,
+    emit: Any,
+    pending: Callable[[], Any],
+) -> str:
+    request = human.request(
+        _flow_name(flow),
+        "feedback",
+        method,
+        message,
+        {"output": output, "emit": list(emit) if emit else None},
+    )
+    exchange = human.take(request)
+    try:
+        value = human.resolve(exchange)
+        if value is PAUSE:
+            exchange.reply = PAUSE
+            human.trace("human.feedback", method, message, None, None, paused=True)
+            raise HumanFeedbackPending(context=pending())
+        if value is TIMEOUT:
+            raise ScriptReplyError(
+                f"pytest-flows: human request #{request.number} is @human_feedback on "
+                f"{method!r}, which has no timeout; {entry_label(exchange)} answers "
+                "Flow.ask(timeout=...) only. Use .pause() to leave the feedback pending, "
+                'or .answer("") for the default outcome.'
             )
-        match = Match(caller=conditions, prompt=message, where=where, prompt_key="message")
-        return HumanRule(self, match)
+        answer = value
+        if answer.outcome is not None:
+            human.check_outcome(answer.outcome, request.data["emit"], entry_label(exchange))
+        human.wait(answer.after)
+        if answer.outcome is not None and answer.text.strip():
+            human.decide(flow, answer.text.strip(), answer.outcome)
+    except HumanFeedbackPending:
+        raise
+    except BaseException as exc:
+        exchange.error = exc
+        human.trace_error("human.feedback", method, message, exc)
+        raise
+    text = str(answer.text)
+    exchange.reply = text
+    human.trace("human.feedback", method, message, text, answer.outcome)
+    return text
 
-    def _answers(
-        self,
-        texts: tuple[Any, ...],
-        outcome: str | None,
-        after: float,
-        match: Match | None,
-        times: Times,
-        optional: bool,
-    ) -> None:
-        if isinstance(after, bool) or not isinstance(after, int | float) or after < 0:
-            raise FlowsUsageError(f"answer(after={after!r}): after is virtual seconds >= 0.")
-        if outcome is not None and not isinstance(outcome, str):
-            raise FlowsUsageError(
-                f"answer(outcome={outcome!r}): an outcome is one of the step's emit labels (str)."
+
+def ask(human: ScriptedHuman, flow: Any, message: str, metadata: Any) -> str | None:
+    timeout = _ask_timeout.get()
+    method = callers.flow_caller().get("method", "")
+    data: dict[str, Any] = {"metadata": metadata, "timeout": timeout}
+    request = human.request(_flow_name(flow), "ask", str(method), message, data)
+    exchange = human.take(request)
+    try:
+        value = human.resolve(exchange)
+        if value is PAUSE:
+            raise ScriptReplyError(
+                f"pytest-flows: human request #{request.number} is Flow.ask() in "
+                f"{method!r}, which cannot pause; {entry_label(exchange)} answers "
+                "@human_feedback only. "
+                "Use .timeout() for an ask() that gets no answer."
             )
-        values = texts or (None,)
-        for text in values:
-            if callable(text):
-                value: Any = _CallableAnswer(text, outcome, float(after))
-            elif text is None or isinstance(text, str):
-                value = Answer(
-                    text=text if text is not None else (outcome or ""),
-                    outcome=outcome,
-                    after=float(after),
-                )
-            else:
-                raise FlowsUsageError(
-                    f"human.answer({text!r}): an answer is text (str), or a callable f(request) "
-                    "returning text; use outcome=... for a routing outcome."
-                )
-            self._add(value, match, times, optional)
-
-    def _add(self, value: Any, match: Match | None, times: Times, optional: bool) -> None:
-        prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
-        label = _label(value)
-        if times != 1:
-            label = label[:-1] + ("" if label.endswith("(") else ", ") + f"times={code(times)})"
-        self.script.add(
-            value, match=match, times=times, optional=optional, label=f"{prefix}.{label}"
-        )
-
-    # -- reading ----------------------------------------------------------------
-    @property
-    def requests(self) -> list[Exchange]:
-        """Every request so far (``.caller``, ``.prompt`` = the message, ``.reply``)."""
-        return list(self.script.exchanges)
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted answers nobody used."""
-        self.script.check_unused = False
-
-    def resume(self, paused: Any, feedback: str = "", *, outcome: str | None = None) -> FlowRun:
-        """Resume a paused flow with ``feedback``; returns the resumed run.
-
-        ``paused`` is the paused ``FlowRun`` (its flow is restored with
-        ``from_pending``, as a webhook handler would) or a flow restored with
-        ``Flow.from_pending(flow_id)``. ``outcome`` routes without the LLM
-        that would classify ``feedback``.
-        """
-        flow = self._pending_flow(paused)
-        context = flow.pending_feedback
-        text = feedback or (outcome or "")
-        if outcome is not None:
-            self._check_outcome(outcome, context.emit, f"human.resume(..., outcome={outcome!r})")
-            self._decide(flow, text, outcome)
-        mark = self.session.event_count() if self.session is not None else 0
-        self._trace("human.resumed", context.method_name, context.message, text, outcome)
-        output = flow.resume(text)
-        run = FlowRun(flow=flow, output=output, state=flow.state)
-        run.method_outputs = list(flow.method_outputs)
-        if self.session is not None:
-            run.trace = self.session.trace_slice(mark)
-        return run
-
-    def _pending_flow(self, paused: Any) -> Any:
-        if isinstance(paused, FlowRun):
-            pending = paused.output
-            if not isinstance(pending, HumanFeedbackPending):
-                raise FlowsUsageError(
-                    f"human.resume(run): the run did not pause (its output is {short(pending)}); "
-                    "script human.pause() for the step that should wait."
-                )
-            return type(paused.flow).from_pending(pending.context.flow_id)
-        if getattr(paused, "pending_feedback", None) is None:
-            raise FlowsUsageError(
-                f"human.resume({type(paused).__name__}): the flow is not waiting for feedback; "
-                "pass the paused FlowRun, or a flow restored with Flow.from_pending(flow_id)."
-            )
-        return paused
-
-    # -- answering --------------------------------------------------------------------
-    def _occurrence(self, caller: dict[str, Any]) -> int:
-        return 1 + sum(
-            1
-            for exchange in self.script.exchanges
-            if exchange.caller.get("kind") == caller["kind"]
-            and exchange.caller.get("method") == caller.get("method")
-            and exchange.caller.get("flow") == caller.get("flow")
-        )
-
-    def _request(
-        self, flow: Any, kind: str, method: str, message: str, data: dict[str, Any]
-    ) -> Request:
-        caller: dict[str, Any] = {}
-        name = _flow_name(flow)
-        if name:
-            caller["flow"] = name
-        if method:
-            caller["method"] = method
-        caller["kind"] = kind
-        caller["occurrence"] = self._occurrence(caller)
-        return Request(caller=caller, prompt=str(message or ""), purpose=kind, data=data)
-
-    def feedback(
-        self,
-        flow: Any,
-        method: str,
-        message: str,
-        output: Any,
-        emit: Any,
-        pending: Callable[[], Any],
-    ) -> str:
-        request = self._request(
-            flow,
-            "feedback",
-            method,
-            message,
-            {"output": output, "emit": list(emit) if emit else None},
-        )
-        exchange = self._take(request)
-        try:
-            value = self._resolve(exchange)
-            if value is PAUSE:
-                exchange.reply = PAUSE
-                self._trace("human.feedback", method, message, None, None, paused=True)
-                raise HumanFeedbackPending(context=pending())
-            if value is TIMEOUT:
-                raise ScriptReplyError(
-                    f"pytest-flows: human request #{request.number} is @human_feedback on "
-                    f"{method!r}, which has no timeout; {_entry_label(exchange)} answers "
-                    "Flow.ask(timeout=...) only. Use .pause() to leave the feedback pending, "
-                    'or .answer("") for the default outcome.'
-                )
-            answer = value
-            if answer.outcome is not None:
-                self._check_outcome(answer.outcome, request.data["emit"], _entry_label(exchange))
-            self._wait(answer.after)
-            if answer.outcome is not None and answer.text.strip():
-                self._decide(flow, answer.text.strip(), answer.outcome)
-        except HumanFeedbackPending:
-            raise
-        except BaseException as exc:
-            exchange.error = exc
-            self._trace_error("human.feedback", method, message, exc)
-            raise
-        text = str(answer.text)
-        exchange.reply = text
-        self._trace("human.feedback", method, message, text, answer.outcome)
-        return text
-
-    def ask(self, flow: Any, message: str, metadata: Any) -> str | None:
-        timeout = _ask_timeout.get()
-        method = callers.flow_caller().get("method", "")
-        data: dict[str, Any] = {"metadata": metadata, "timeout": timeout}
-        request = self._request(flow, "ask", str(method), message, data)
-        exchange = self._take(request)
-        try:
-            value = self._resolve(exchange)
-            if value is PAUSE:
+        if value is TIMEOUT or (timeout is not None and value.after >= timeout):
+            if timeout is None:
                 raise ScriptReplyError(
                     f"pytest-flows: human request #{request.number} is Flow.ask() in "
-                    f"{method!r}, which cannot pause; {_entry_label(exchange)} answers "
-                    "@human_feedback only. "
-                    "Use .timeout() for an ask() that gets no answer."
+                    f"{method!r} without a timeout, so {entry_label(exchange)} would "
+                    "wait forever. "
+                    "Give the flow's ask() a timeout=, or script an answer."
                 )
-            if value is TIMEOUT or (timeout is not None and value.after >= timeout):
-                if timeout is None:
-                    raise ScriptReplyError(
-                        f"pytest-flows: human request #{request.number} is Flow.ask() in "
-                        f"{method!r} without a timeout, so {_entry_label(exchange)} would "
-                        "wait forever. "
-                        "Give the flow's ask() a timeout=, or script an answer."
-                    )
-                self._wait(timeout)
-                exchange.reply = None
-                self._trace("human.ask", method, message, None, None, timed_out=timeout)
-                return None
-            if value.outcome is not None:
-                raise ScriptReplyError(
-                    f"pytest-flows: human request #{request.number} is Flow.ask() in {method!r}; "
-                    f"outcome= in {_entry_label(exchange)} only routes @human_feedback. Drop it."
-                )
-            self._wait(value.after)
-        except BaseException as exc:
-            exchange.error = exc
-            self._trace_error("human.ask", method, message, exc)
-            raise
-        exchange.reply = value.text
-        self._trace("human.ask", method, message, value.text, None)
-        return str(value.text)
-
-    def _take(self, request: Request) -> Exchange:
-        try:
-            return self.script.take(request)
-        except ScriptError as exc:
-            kind = "human.feedback" if request.caller.get("kind") == "feedback" else "human.ask"
-            self._trace_error(kind, request.caller.get("method", ""), request.prompt, exc)
-            raise
-
-    def _resolve(self, exchange: Exchange) -> Any:
-        value = exchange.resolve()
-        if isinstance(value, _CallableAnswer):
-            text = value.function(exchange.request)
-            if isinstance(text, BaseException):
-                raise text
-            if isinstance(text, Answer):
-                return text
-            if text is not None and not isinstance(text, str):
-                raise ScriptReplyError(
-                    f"pytest-flows: the answer function in {_entry_label(exchange)} returned "
-                    f"{text!r}; it must return text (str), None (timeout for ask) or an Answer."
-                )
-            if text is None:
-                return TIMEOUT
-            return Answer(
-                text=text or (value.outcome or ""), outcome=value.outcome, after=value.after
-            )
-        return value
-
-    def _check_outcome(self, outcome: str, emit: Any, where: str) -> None:
-        if not emit:
+            human.wait(timeout)
+            exchange.reply = None
+            human.trace("human.ask", method, message, None, None, timed_out=timeout)
+            return None
+        if value.outcome is not None:
             raise ScriptReplyError(
-                f"pytest-flows: {where} names outcome {outcome!r}, but the @human_feedback step "
-                "has no emit=[...] outcomes to route on. Drop outcome=."
+                f"pytest-flows: human request #{request.number} is Flow.ask() in {method!r}; "
+                f"outcome= in {entry_label(exchange)} only routes @human_feedback. Drop it."
             )
-        if outcome not in emit:
-            raise ScriptReplyError(
-                f"pytest-flows: {where} names outcome {outcome!r}, which the step does not emit; "
-                f"its outcomes are {', '.join(emit)}."
+        human.wait(value.after)
+    except BaseException as exc:
+        exchange.error = exc
+        human.trace_error("human.ask", method, message, exc)
+        raise
+    exchange.reply = value.text
+    human.trace("human.ask", method, message, value.text, None)
+    return str(value.text)
+
+
+def resume(human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None) -> FlowRun:
+    """Resume a paused flow with ``feedback``; returns the resumed run.
+
+    ``paused`` is the paused ``FlowRun`` (its flow is restored with
+    ``from_pending``, as a webhook handler would) or a flow restored with
+    ``Flow.from_pending(flow_id)``. ``outcome`` routes without the LLM
+    that would classify ``feedback``.
+    """
+    flow = _pending_flow(paused)
+    context = flow.pending_feedback
+    text = feedback or (outcome or "")
+    if outcome is not None:
+        human.check_outcome(outcome, context.emit, f"human.resume(..., outcome={outcome!r})")
+        human.decide(flow, text, outcome)
+    mark = human.session.event_count() if human.session is not None else 0
+    human.trace("human.resumed", context.method_name, context.message, text, outcome)
+    output = flow.resume(text)
+    run = FlowRun(flow=flow, output=output, state=flow.state)
+    run.method_outputs = list(flow.method_outputs)
+    if human.session is not None:
+        run.trace = human.session.trace_slice(mark)
+    return run
+
+
+def _pending_flow(paused: Any) -> Any:
+    if isinstance(paused, FlowRun):
+        pending = paused.output
+        if not isinstance(pending, HumanFeedbackPending):
+            raise FlowsUsageError(
+                f"human.resume(run): the run did not pause (its output is {short(pending)}); "
+                "script human.pause() for the step that should wait."
             )
-
-    def _decide(self, flow: Any, feedback: str, outcome: str) -> None:
-        with self._lock:
-            self._outcomes.setdefault((id(flow), feedback.strip()), []).append(outcome)
-
-    def decided_outcome(self, flow: Any, feedback: str, outcomes: Any) -> str | None:
-        with self._lock:
-            queue = self._outcomes.get((id(flow), str(feedback).strip()))
-            if not queue:
-                return None
-            return queue.pop(0)
-
-    def _wait(self, seconds: float) -> None:
-        if seconds and self.session is not None:
-            self.session.clock.advance(seconds)
-
-    def _trace(
-        self,
-        kind: str,
-        method: str,
-        message: str,
-        answer: str | None,
-        outcome: str | None,
-        *,
-        paused: bool = False,
-        timed_out: float | None = None,
-    ) -> None:
-        fields: list[tuple[str, str]] = [("message", render_value(message, limit=80))]
-        if paused:
-            fields.append(("answer", "<paused>"))
-        elif timed_out is not None:
-            fields.append(("answer", f"<timeout after {timed_out:g}s>"))
-        else:
-            fields.append(("answer", render_value(answer, limit=80)))
-        if outcome is not None:
-            fields.append(("outcome", outcome))
-        self._record(TraceEvent(kind=kind, name=str(method or "-"), fields=tuple(fields)))
-
-    def _trace_error(self, kind: str, method: str, message: str, exc: BaseException) -> None:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        fields = (
-            ("message", render_value(message, limit=80)),
-            ("error", render_value(first, limit=100)),
+        return type(paused.flow).from_pending(pending.context.flow_id)
+    if getattr(paused, "pending_feedback", None) is None:
+        raise FlowsUsageError(
+            f"human.resume({type(paused).__name__}): the flow is not waiting for feedback; "
+            "pass the paused FlowRun, or a flow restored with Flow.from_pending(flow_id)."
         )
-        self._record(TraceEvent(kind=kind, name=str(method or "-"), fields=fields))
-
-    def _record(self, event: TraceEvent) -> None:
-        if self.session is not None:
-            self.session.record(event)
-
-
-@dataclass(frozen=True)
-class _CallableAnswer:
-    function: Callable[[Request], Any]
-    outcome: str | None
-    after: float
-
-    def __call__(self, request: Request) -> _CallableAnswer:
-        # The script calls callables with the request; this one defers to _resolve.
-        return self
-
-
-def _entry_label(exchange: Exchange) -> str:
-    return exchange.entry.label if exchange.entry is not None else "the script"
+    return paused
 
 
 def _flow_name(flow: Any) -> str:
@@ -558,7 +189,8 @@ class _FeedbackProvider:
         self._human = human
 
     def request_feedback(self, context: PendingFeedbackContext, flow: Any) -> str:
-        return self._human.feedback(
+        return feedback(
+            self._human,
             flow,
             context.method_name,
             context.message,
@@ -577,7 +209,7 @@ class _InputProvider:
     def request_input(
         self, message: str, flow: Any, metadata: dict[str, Any] | None = None
     ) -> str | None:
-        return self._human.ask(flow, message, metadata)
+        return ask(self._human, flow, message, metadata)
 
 
 _ask_timeout: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -663,7 +295,8 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
 
     def console(flow: Any, asked: dict[str, Any]) -> str:
         method = str(asked["method_name"])
-        return human.feedback(
+        return feedback(
+            human,
             flow,
             method,
             str(asked["message"]),
@@ -679,5 +312,6 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
         stack.enter_context(patches.input_provider(_InputProvider(human)))
         stack.enter_context(patches.explicit_outcomes(human.decided_outcome))
         stack.enter_context(_ask_timeouts())
-        stack.enter_context(patches.fallback_persistence(lambda: human._fallback_store))
+        fallback = _InMemoryPendingStore()  # only if no persistence factory is registered
+        stack.enter_context(patches.fallback_persistence(lambda: fallback))
         yield

@@ -13,22 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from crewai.events.types.llm_events import LLMCallType
-from crewai.llm import LLM
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from crewai.llms.retry import (
     arun_with_rate_limit_retry,
     get_retry_delay_seconds,
     run_with_rate_limit_retry,
 )
-from pydantic import BaseModel, PrivateAttr, ValidationError
+from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows import loop as _loop
 from pytest_flows.crewai import callers, patches
+from pytest_flows.crewai import llm_shapes as shapes
+from pytest_flows.crewai.llm_routing import route_constructor, route_existing
 from pytest_flows.llm_script import LLMRule, LLMScript
 from pytest_flows.replies import Stream, ToolCall
 from pytest_flows.script import (
@@ -181,7 +181,7 @@ class FakeLLM(BaseLLM):
     def get_input_tokens_count(
         self, messages: Any, tools: Any = None, response_model: Any = None
     ) -> int:
-        return _tokens(_all_text(messages))
+        return shapes.tokens(shapes.all_text(messages))
 
     def to_config_dict(self) -> dict[str, Any]:
         # Pending feedback stores this and rebuilds LLM(**it) on resume: keep the model name.
@@ -232,7 +232,7 @@ class _Call:
         return caller
 
     def request(self) -> Request:
-        messages = _as_messages(self.messages)
+        messages = shapes.as_messages(self.messages)
         data: dict[str, Any] = {}
         if self.extras.get("outcomes") is not None:
             data["outcomes"] = self.extras["outcomes"]
@@ -240,9 +240,9 @@ class _Call:
             data["feedback"] = self.extras["feedback"]
         return Request(
             caller=dict(self.caller),
-            prompt=_last_user_text(messages),
+            prompt=shapes.last_user_text(messages),
             messages=messages,
-            tools=_tool_names(self.tools),
+            tools=shapes.tool_names(self.tools),
             response_model=self.response_model,
             purpose=self.purpose,
             data=data,
@@ -352,7 +352,7 @@ class _Core:
         try:
             return self.api.script.take(request)
         except ScriptError as exc:
-            self._record(call, request, (("error", _error_text(exc)),))
+            self._record(call, request, (("error", shapes.error_text(exc)),))
             llm._emit_call_failed_event(
                 error=str(exc).splitlines()[0], from_task=call.from_task, from_agent=call.from_agent
             )
@@ -370,7 +370,7 @@ class _Core:
     def _finish(self, call: _Call, exchange: Exchange, value: Any) -> Any:
         llm = call.llm
         request = exchange.request
-        if isinstance(value, ToolCall) or _is_tool_call_list(value):
+        if isinstance(value, ToolCall) or shapes.is_tool_call_list(value):
             calls = [value] if isinstance(value, ToolCall) else list(value)
             return self._tool_calls(call, exchange, calls)
         streamed = isinstance(value, Stream)
@@ -378,7 +378,11 @@ class _Core:
             value = value.text
         elif not streamed and llm._effective_stream() and isinstance(value, str):
             self._chunk(call, exchange, value)
-        result = _structured(value, request) if request.response_model is not None else _text(value)
+        result = (
+            shapes.structured(value, request)
+            if request.response_model is not None
+            else shapes.as_text(value)
+        )
         usage = self._usage(exchange, result)
         llm._track_token_usage_internal(usage)
         llm._emit_call_completed_event(
@@ -396,7 +400,7 @@ class _Core:
                 llm._format_messages(call.messages), result, call.from_agent
             )
         exchange.reply = result
-        summary: list[tuple[str, str]] = [("reply", _summary(result))]
+        summary: list[tuple[str, str]] = [("reply", shapes.summary(result))]
         if streamed:
             summary.append(
                 ("chunks", str(len(exchange.entry.reply.chunks) if exchange.entry else 0))
@@ -464,7 +468,7 @@ class _Core:
     def _fail(self, call: _Call, exchange: Exchange, exc: BaseException) -> None:
         if exchange.error is None:
             exchange.error = exc
-        self._record(call, exchange.request, (("error", _error_text(exc)),))
+        self._record(call, exchange.request, (("error", shapes.error_text(exc)),))
         call.llm._emit_call_failed_event(
             error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
             from_task=call.from_task,
@@ -473,8 +477,10 @@ class _Core:
 
     def _usage(self, exchange: Exchange, result: Any) -> dict[str, int]:
         override = exchange.entry.options.get("usage") if exchange.entry else None
-        prompt = _tokens(_all_text(exchange.request.messages))
-        completion = _tokens(result if isinstance(result, str) else _summary(result, limit=10_000))
+        prompt = shapes.tokens(shapes.all_text(exchange.request.messages))
+        completion = shapes.tokens(
+            result if isinstance(result, str) else shapes.summary(result, limit=10_000)
+        )
         usage = {"prompt_tokens": prompt, "completion_tokens": completion}
         if override:
             usage.update({k: int(v) for k, v in override.items()})
@@ -523,191 +529,9 @@ class _VirtualRetry:
         )
 
 
-# -- reply shapes -----------------------------------------------------------------
-def _is_tool_call_list(value: Any) -> bool:
-    return (
-        isinstance(value, list | tuple)
-        and bool(value)
-        and all(isinstance(v, ToolCall) for v in value)
-    )
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    if value is None:
-        raise ScriptReplyError(
-            'pytest-flows: a scripted LLM reply is None; reply with text ("" for an empty answer).'
-        )
-    return str(value)
-
-
-def _structured(value: Any, request: Request) -> Any:
-    model = request.response_model
-    name = getattr(model, "__name__", str(model))
-    if isinstance(value, model):
-        return value
-    try:
-        if isinstance(value, BaseModel):
-            return model.model_validate(value.model_dump())
-        if isinstance(value, str):
-            return model.model_validate_json(value)
-        return model.model_validate(value)
-    except ValidationError as exc:
-        from pytest_flows.llm_script import placeholder
-
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise ScriptReplyError(
-            f"pytest-flows: LLM call #{request.number} (caller: {request.describe_caller()}) "
-            f"asked for a {name}, and the scripted reply {value!r} does not fit it: {problems}. "
-            f"Reply with a {name}(...) or a dict such as "
-            f"{placeholder(model, request.data.get('outcomes'))}."
-        ) from None
-
-
-def _summary(result: Any, limit: int = 80) -> str:
-    if isinstance(result, BaseModel):
-        return type(result).__name__ + render_value(result.model_dump(mode="json"), limit=limit)
-    return render_value(result, limit=limit)
-
-
-def _error_text(exc: BaseException) -> str:
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    return render_value(
-        f"{type(exc).__name__}: {first}" if first else type(exc).__name__, limit=100
-    )
-
-
-def _tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / 4)) if text else 0
-
-
-def _as_messages(messages: Any) -> list[Any]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    return list(messages or [])
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-        )
-    return "" if content is None else str(content)
-
-
-def _last_user_text(messages: list[Any]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            return _content_text(message.get("content"))
-    return ""
-
-
-def _all_text(messages: Any) -> str:
-    return "\n".join(
-        _content_text(m.get("content") if isinstance(m, dict) else m)
-        for m in _as_messages(messages)
-    )
-
-
-def _tool_names(tools: Any) -> list[str]:
-    names = []
-    for tool in tools or []:
-        if isinstance(tool, dict):
-            function = tool.get("function")
-            name = function.get("name") if isinstance(function, dict) else tool.get("name")
-        else:
-            name = getattr(tool, "name", None)
-        if name:
-            names.append(str(name))
-    return names
-
-
-# -- routing ----------------------------------------------------------------------
-_ROUTED_METHODS = ("call", "acall")
-
-
-def _llm_classes() -> list[type]:
-    seen: list[type] = []
-    stack: list[type] = [BaseLLM]
-    while stack:
-        cls = stack.pop()
-        sub: type
-        for sub in cls.__subclasses__():
-            if sub not in seen and not issubclass(sub, FakeLLM):
-                seen.append(sub)
-                stack.append(sub)
-    return seen
-
-
-def _routed(fake: FakeLLM, name: str) -> Callable[..., Any]:
-    if name == "acall":
-
-        async def acall(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return await fake.handle(str(self.model)).acall(*args, **kwargs)
-
-        return acall
-
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return fake.handle(str(self.model)).call(*args, **kwargs)
-
-    return call
-
-
-@contextlib.contextmanager
-def _route_existing(fake: FakeLLM) -> Iterator[None]:
-    """LLM objects built before the test (at import) answer from the fake too."""
-    undo: list[tuple[type, str, Any]] = []
-    try:
-        for cls in _llm_classes():
-            for name in _ROUTED_METHODS:
-                if name in cls.__dict__:
-                    undo.append((cls, name, cls.__dict__[name]))
-                    setattr(cls, name, _routed(fake, name))
-            for name, value in (
-                ("supports_function_calling", lambda self: True),
-                ("supports_stop_words", lambda self: False),
-            ):
-                if name in cls.__dict__:
-                    undo.append((cls, name, cls.__dict__[name]))
-                    setattr(cls, name, value)
-        yield
-    finally:
-        for cls, name, original in reversed(undo):
-            setattr(cls, name, original)
-
-
-@contextlib.contextmanager
-def _route_constructor(fake: FakeLLM) -> Iterator[None]:
-    """``LLM("model")`` returns the fake's handle for "model" (``__init__`` is skipped
-    because the object returned is not an ``LLM``)."""
-    original = LLM.__dict__["__new__"]
-
-    def routed_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        model = kwargs.get("model", args[0] if args else None)
-        if not model or not isinstance(model, str):
-            raise ValueError("Model must be a non-empty string")
-        return fake.handle(model)
-
-    setattr(LLM, "__new__", routed_new)  # noqa: B010 - the routing
-    try:
-        yield
-    finally:
-        setattr(LLM, "__new__", original)  # noqa: B010
-
-
 @contextlib.contextmanager
 def install(session: FlowsSession, fake: Any) -> Iterator[None]:
     """Bind ``fake`` (a :class:`FakeLLM`, or an :class:`LLMScript`) for one test."""
     llm = fake if isinstance(fake, FakeLLM) else FakeLLM.create(session, fake)
-    with callers.tracking(), _route_constructor(llm), _route_existing(llm):
+    with callers.tracking(), route_constructor(llm), route_existing(llm):
         yield

@@ -1,0 +1,83 @@
+"""Routing: while a fake LLM is bound, every crewai LLM answers from it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from crewai.llm import LLM
+from crewai.llms.base_llm import BaseLLM
+
+__all__ = ["route_constructor", "route_existing"]
+
+_ROUTED_METHODS = ("call", "acall")
+
+
+def _llm_classes(fake_class: type) -> list[type]:
+    seen: list[type] = []
+    stack: list[type] = [BaseLLM]
+    while stack:
+        cls = stack.pop()
+        sub: type
+        for sub in cls.__subclasses__():
+            if sub not in seen and not issubclass(sub, fake_class):
+                seen.append(sub)
+                stack.append(sub)
+    return seen
+
+
+def _routed(fake: Any, name: str) -> Callable[..., Any]:
+    if name == "acall":
+
+        async def acall(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return await fake.handle(str(self.model)).acall(*args, **kwargs)
+
+        return acall
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fake.handle(str(self.model)).call(*args, **kwargs)
+
+    return call
+
+
+@contextlib.contextmanager
+def route_existing(fake: Any) -> Iterator[None]:
+    """LLM objects built before the test (at import) answer from the fake too."""
+    undo: list[tuple[type, str, Any]] = []
+    try:
+        for cls in _llm_classes(type(fake)):
+            for name in _ROUTED_METHODS:
+                if name in cls.__dict__:
+                    undo.append((cls, name, cls.__dict__[name]))
+                    setattr(cls, name, _routed(fake, name))
+            for name, value in (
+                ("supports_function_calling", lambda self: True),
+                ("supports_stop_words", lambda self: False),
+            ):
+                if name in cls.__dict__:
+                    undo.append((cls, name, cls.__dict__[name]))
+                    setattr(cls, name, value)
+        yield
+    finally:
+        for cls, name, original in reversed(undo):
+            setattr(cls, name, original)
+
+
+@contextlib.contextmanager
+def route_constructor(fake: Any) -> Iterator[None]:
+    """``LLM("model")`` returns the fake's handle for "model" (``__init__`` is skipped
+    because the object returned is not an ``LLM``)."""
+    original = LLM.__dict__["__new__"]
+
+    def routed_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        model = kwargs.get("model", args[0] if args else None)
+        if not model or not isinstance(model, str):
+            raise ValueError("Model must be a non-empty string")
+        return fake.handle(model)
+
+    setattr(LLM, "__new__", routed_new)  # noqa: B010 - the routing
+    try:
+        yield
+    finally:
+        setattr(LLM, "__new__", original)  # noqa: B010

@@ -1,0 +1,119 @@
+"""What the fake LLM's replies become on crewai's side, and what it reads from requests."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_flows.llm_script import placeholder
+from pytest_flows.replies import ToolCall
+from pytest_flows.script import Request, ScriptReplyError
+from pytest_flows.trace import render_value
+
+
+def is_tool_call_list(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and bool(value)
+        and all(isinstance(v, ToolCall) for v in value)
+    )
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    if value is None:
+        raise ScriptReplyError(
+            'pytest-flows: a scripted LLM reply is None; reply with text ("" for an empty answer).'
+        )
+    return str(value)
+
+
+def structured(value: Any, request: Request) -> Any:
+    model = request.response_model
+    name = getattr(model, "__name__", str(model))
+    if isinstance(value, model):
+        return value
+    try:
+        if isinstance(value, BaseModel):
+            return model.model_validate(value.model_dump())
+        if isinstance(value, str):
+            return model.model_validate_json(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ScriptReplyError(
+            f"pytest-flows: LLM call #{request.number} (caller: {request.describe_caller()}) "
+            f"asked for a {name}, and the scripted reply {value!r} does not fit it: {problems}. "
+            f"Reply with a {name}(...) or a dict such as "
+            f"{placeholder(model, request.data.get('outcomes'))}."
+        ) from None
+
+
+def summary(result: Any, limit: int = 80) -> str:
+    if isinstance(result, BaseModel):
+        return type(result).__name__ + render_value(result.model_dump(mode="json"), limit=limit)
+    return render_value(result, limit=limit)
+
+
+def error_text(exc: BaseException) -> str:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return render_value(
+        f"{type(exc).__name__}: {first}" if first else type(exc).__name__, limit=100
+    )
+
+
+def tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def as_messages(messages: Any) -> list[Any]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return list(messages or [])
+
+
+def content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else str(content)
+
+
+def last_user_text(messages: list[Any]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return content_text(message.get("content"))
+    return ""
+
+
+def all_text(messages: Any) -> str:
+    return "\n".join(
+        content_text(m.get("content") if isinstance(m, dict) else m) for m in as_messages(messages)
+    )
+
+
+def tool_names(tools: Any) -> list[str]:
+    names = []
+    for tool in tools or []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")
+        else:
+            name = getattr(tool, "name", None)
+        if name:
+            names.append(str(name))
+    return names
