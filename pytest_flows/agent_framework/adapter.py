@@ -163,7 +163,7 @@ class AgentFrameworkAdapter:
         call = _call(workflow, args, kwargs)
         fakes = self.fakes(session)
         storage = fakes.storage
-        built = workflow._runner_context._checkpoint_storage
+        built = patches.built_storage(workflow)
         if (
             storage is not None
             and "checkpoint_storage" not in call
@@ -203,7 +203,7 @@ class AgentFrameworkAdapter:
                     answers = await _human_answers(session, fakes, workflow)
             except Exception as exc:
                 run.error = exc
-            pending = await workflow._runner.context.get_pending_request_info_events()
+            pending = await patches.pending_request_events(workflow)
             run.pending = [PendingRequest.of(event) for event in pending.values()]
             run.status = _status_name(workflow.status if run.error is None else None)
             if run.error is None and tracer.checkpoint_failures:
@@ -213,7 +213,7 @@ class AgentFrameworkAdapter:
         run.output = run.outputs[-1] if run.outputs else None
         run.method_outputs = list(run.outputs)
         run.checkpoints = list(tracer.checkpoints)
-        committed = workflow._runner.state.export_state()
+        committed = patches.committed_state(workflow)
         run.state = {  # sorted: commit order is the order executors happened to run in
             k: committed[k] for k in sorted(committed) if not patches.reserved_state_key(k)
         }
@@ -233,7 +233,7 @@ async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) ->
         return {}
     from pytest_flows.agent_framework import humans
 
-    events = await workflow._runner.context.get_pending_request_info_events()
+    events = await patches.pending_request_events(workflow)
     # by executor (stable under any seed), then in the order each one asked
     pending = sorted((PendingRequest.of(e) for e in events.values()), key=lambda p: p.executor)
     return humans.answer_pending(fakes.human, workflow, pending, session.clock)
@@ -353,7 +353,7 @@ def _check_storage(workflow: Any, call: Mapping[str, Any]) -> None:
         return
     if call.get("checkpoint_storage") is not None:
         return
-    if workflow._runner_context.has_checkpointing():
+    if patches.has_checkpointing(workflow):
         return
     raise FlowsUsageError(
         f"flows.run(<workflow {workflow.name or 'workflow'!r}>, checkpoint_id=...) has no "

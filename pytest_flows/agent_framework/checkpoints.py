@@ -29,11 +29,12 @@ from agent_framework import (
     WorkflowCheckpoint,
     WorkflowCheckpointException,
 )
-from agent_framework._workflows._checkpoint_encoding import (
+
+from pytest_flows.agent_framework.patches import (
+    allowed_types_of,
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
-
 from pytest_flows.errors import FlowsError
 
 __all__ = [
@@ -214,7 +215,7 @@ class FlowsCheckpointStorage:
     def allow_like(self, storage: Any) -> None:
         """Allow what a ``FileCheckpointStorage`` allows (its ``allowed_checkpoint_types``)."""
         if isinstance(storage, FileCheckpointStorage):
-            self._allowed.update(storage._allowed_types)
+            self._allowed.update(allowed_types_of(storage))
 
     # -- the codec ----------------------------------------------------------------
     def _decode(self, text: str) -> WorkflowCheckpoint:

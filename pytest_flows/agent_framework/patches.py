@@ -27,12 +27,18 @@ from typing import Any, Protocol
 from agent_framework import BaseChatClient, FunctionInvocationLayer
 from agent_framework._middleware import ChatMiddlewareLayer
 from agent_framework._workflows import _edge_runner, _runner, _runner_context, _state, _workflow
+from agent_framework._workflows._checkpoint_encoding import (
+    decode_checkpoint_value,
+    encode_checkpoint_value,
+)
 from agent_framework._workflows._const import INTERNAL_SOURCE_PREFIX
 
 __all__ = [
     "WorkflowObserver",
     "check_patch_points",
     "current_invocation",
+    "decode_checkpoint_value",
+    "encode_checkpoint_value",
     "observe",
     "ordered_deliveries",
     "reserved_state_key",
@@ -70,6 +76,35 @@ def ordered_deliveries(order: Order) -> Iterator[None]:
             setattr(module, _GATHER, saved)
 
 
+# -- reading a workflow's runtime -------------------------------------------------------
+
+
+def built_storage(workflow: Any) -> Any:
+    """The checkpoint storage the workflow was built with (or None)."""
+    return workflow._runner_context._checkpoint_storage
+
+
+def allowed_types_of(storage: Any) -> frozenset[str]:
+    """A ``FileCheckpointStorage``'s ``allowed_checkpoint_types``."""
+    return frozenset(getattr(storage, "_allowed_types", frozenset()))
+
+
+def has_checkpointing(workflow: Any) -> bool:
+    return bool(workflow._runner.context.has_checkpointing())
+
+
+async def pending_request_events(workflow: Any) -> dict[str, Any]:
+    """The ``request_info`` events the workflow waits on, in the order they were raised."""
+    events: dict[str, Any] = await workflow._runner.context.get_pending_request_info_events()
+    return events
+
+
+def committed_state(workflow: Any) -> dict[str, Any]:
+    """A copy of the workflow's committed shared state (reserved keys included)."""
+    state: dict[str, Any] = workflow._runner.state.export_state()
+    return state
+
+
 # -- observing one workflow instance ------------------------------------------------
 
 #: The delivery (a token from :meth:`WorkflowObserver.delivering`) the running
@@ -103,6 +138,11 @@ class WorkflowObserver(Protocol):
     def checkpoint_failed(self, iteration: int, error: BaseException) -> None: ...
     def restored(self, checkpoint_id: str, iteration: int) -> None: ...
     def responded(self, request_id: str, response: Any) -> None: ...
+
+
+def is_response(message: Any) -> bool:
+    """Whether a delivered message is an answer to a ``request_info``."""
+    return bool(message.type == _runner_context.MessageType.RESPONSE)
 
 
 def internal_source(source_id: str) -> bool:
@@ -404,6 +444,29 @@ def check_patch_points() -> None:
         ],
         f"InProcRunnerContext.create_checkpoint{create_params}",
     )
+    from agent_framework import FileCheckpointStorage, Workflow
+
+    workflow_init = inspect.getsource(Workflow.__init__)
+    need("self._runner_context = " in workflow_init, "Workflow._runner_context")
+    need("self._runner: RunnerImpl = " in workflow_init, "Workflow._runner")
+    need(
+        "self._checkpoint_storage = " in inspect.getsource(ctx_cls.__init__),
+        "InProcRunnerContext._checkpoint_storage",
+    )
+    need(
+        "self._allowed_types" in inspect.getsource(FileCheckpointStorage.__init__),
+        "FileCheckpointStorage._allowed_types",
+    )
+    file_save = inspect.getsource(FileCheckpointStorage.save)
+    need(
+        "encode_checkpoint_value(" in file_save
+        and "decode_checkpoint_value(encoded_checkpoint, allowed_types=self._allowed_types)"
+        in file_save,
+        "FileCheckpointStorage.save no longer encodes and restrict-decodes (the codec "
+        "FlowsCheckpointStorage mirrors)",
+    )
+    for name in ("get_pending_request_info_events", "has_checkpointing"):
+        need(callable(getattr(ctx_cls, name, None)), f"InProcRunnerContext.{name}")
     state_cls = _state.State
     need(hasattr(_state, "_DeleteSentinel"), "agent_framework._workflows._state._DeleteSentinel")
     need("self._pending" in inspect.getsource(state_cls.commit), "State._pending")

@@ -32,8 +32,8 @@ from agent_framework import (
     ChatResponseUpdate,
     Content,
     Message,
+    WorkflowMessage,
 )
-from agent_framework._workflows._runner_context import MessageType, WorkflowMessage
 
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.checkpoints import refusal_from
@@ -233,7 +233,7 @@ class WorkflowTracer(patches.WorkflowObserver):
 
     # -- deliveries ---------------------------------------------------------------
     def delivering(self, target: str, sources: list[str], message: Any, edge_group: str) -> Any:
-        response = isinstance(message, WorkflowMessage) and message.type == MessageType.RESPONSE
+        response = isinstance(message, WorkflowMessage) and patches.is_response(message)
         if response:
             source = "response"
         elif len(sources) == 1 and patches.internal_source(sources[0]):
