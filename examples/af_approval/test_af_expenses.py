@@ -80,7 +80,7 @@ def test_pause_and_resume_in_a_new_process(flows, flow_store, human):
     assert done.outputs == ["PAID 1800 to bo: laptop"]
     # The manager answered before the pause was saved: not asked again.
     assert [r.caller["method"] for r in human.requests] == ["manager", "finance", "finance"]
-    assert [e.get("executor") for e in done.trace.of_kind("request.pending")] == ["finance"]
+    assert [e.get("by") for e in done.trace.of_kind("request.answered")] == ["human"]
     assert done.state == {"approvals": ["manager:True", "finance:True"]}
 
 

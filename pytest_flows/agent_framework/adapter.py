@@ -185,13 +185,19 @@ class AgentFrameworkAdapter:
             cleanup.callback(active_tracer.reset, tracing)
             cleanup.enter_context(patches.observe(workflow, tracer))
             tracer.emit("workflow.started", name, *_start_fields(call))
-            tracer.answering = {str(k) for k in call.get("responses") or {}}
             try:
+                if fakes.human is not None and call.get("checkpoint_id") is not None:
+                    # restore, then answer in the same call, as a service would
+                    restored = await _restored_answers(session, fakes, workflow, call)
+                    if restored:
+                        tracer.answered_by.update(dict.fromkeys(restored, "human"))
+                        call["responses"] = {**restored, **(call.get("responses") or {})}
+                tracer.answering = {str(k) for k in call.get("responses") or {}}
                 result = await _invoke(workflow, call, run.events)
                 run.result = result
                 answers = await _human_answers(session, fakes, workflow)
                 while answers:
-                    tracer.answered_by = "human"
+                    tracer.answered_by.update(dict.fromkeys(answers, "human"))
                     tracer.emit(
                         "workflow.resumed", name, ("responses", "[" + ", ".join(answers) + "]")
                     )
@@ -236,6 +242,27 @@ async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) ->
     events = await patches.pending_request_events(workflow)
     # by executor (stable under any seed), then in the order each one asked
     pending = sorted((PendingRequest.of(e) for e in events.values()), key=lambda p: p.executor)
+    return humans.answer_pending(fakes.human, workflow, pending, session.clock)
+
+
+async def _restored_answers(
+    session: FlowsSession, fakes: _Fakes, workflow: Any, call: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The human's answers to the requests pending in the checkpoint being restored."""
+    from pytest_flows.agent_framework import humans
+
+    storage = call.get("checkpoint_storage") or patches.built_storage(workflow)
+    try:
+        checkpoint = await storage.load(call["checkpoint_id"])
+    except Exception:
+        return {}  # the restore itself reports it
+    given = call.get("responses") or {}
+    pending = [
+        PendingRequest.of(event)
+        for request_id, event in checkpoint.pending_request_info_events.items()
+        if request_id not in given
+    ]
+    pending.sort(key=lambda p: p.executor)
     return humans.answer_pending(fakes.human, workflow, pending, session.clock)
 
 

@@ -178,7 +178,8 @@ class WorkflowTracer(patches.WorkflowObserver):
         self.workflow_name = workflow_name
         self._open: _Superstep | None = None
         self._seq = itertools.count()
-        self.answered_by = "caller"
+        #: Who answered a request (default: the caller of flows.run).
+        self.answered_by: dict[str, str] = {}
         #: Request ids the current call answers (a restore re-raises them first).
         self.answering: set[str] = set()
         #: Checkpoint ids saved while observed, in order.
@@ -403,6 +404,9 @@ class WorkflowTracer(patches.WorkflowObserver):
             TraceEvent(
                 kind="request.answered",
                 name=request_id,
-                fields=(("answer", render(response)), ("by", self.answered_by)),
+                fields=(
+                    ("answer", render(response)),
+                    ("by", self.answered_by.get(str(request_id), "caller")),
+                ),
             )
         )

@@ -82,7 +82,14 @@ def test_the_human_answers_after_a_restore_and_is_not_asked_twice(flows, human):
     assert done.outputs == ["PUBLISHED: Draft about owls [ok legal] [ok editor]"]
     # legal was answered before the checkpoint: only the editor is asked again
     assert [r.caller["method"] for r in human.requests] == ["legal", "editor", "editor"]
-    assert [e.get("executor") for e in done.trace.of_kind("request.pending")] == ["editor"]
+    # restored and answered in one call (run(checkpoint_id=..., responses=...))
+    (answered,) = done.trace.of_kind("request.answered")
+    assert answered.name == "<uuid:2>" and answered.get("by") == "human"
+    assert done.trace.lines()[:3] == [
+        "workflow started approval checkpoint=<uuid:1>",
+        "workflow restored <uuid:1> superstep=4",
+        "request answered <uuid:2> answer=True by=human",
+    ]
 
 
 def test_caller_responses_and_human_answers_mix(flows, human):
