@@ -37,6 +37,10 @@ PathPart = Any
 def describe_type(value: Any) -> str:
     """``datetime.datetime``, ``str``, ``myapp.models.Money``: a type as a reader knows it."""
     cls = type(value)
+    # Under the harness's frozen clock, datetime.now() makes freezegun's
+    # FakeDatetime; say what the user wrote instead.
+    while cls.__module__ == "freezegun.api" and cls.__bases__:
+        cls = cls.__bases__[0]
     module = cls.__module__
     if module == "builtins":
         return cls.__qualname__

@@ -50,14 +50,17 @@ def _summary(data: str) -> tuple[str | None, dict[str, Any] | None, tuple[str, .
     if not isinstance(payload, dict):
         return None, None, ()
     trigger = payload.get("trigger")
-    for entity in payload.get("entities") or ():
-        if isinstance(entity, dict) and entity.get("entity_type") == "flow":
-            state = entity.get("checkpoint_state")
-            completed = tuple(
-                sorted(str(m) for m in entity.get("checkpoint_completed_methods") or ())
-            )
-            return trigger, state if isinstance(state, dict) else None, completed
-    return trigger, None, ()
+    entities = payload.get("entities") or ()
+    flows = [e for e in entities if isinstance(e, dict) and e.get("entity_type") == "flow"]
+    if not flows:
+        return trigger, None, ()
+    # A context's RuntimeState lists every flow crewai saw in it, oldest first
+    # (after Flow.fork: the restored entity, then the flow that runs): the
+    # newest one is the flow this checkpoint is about.
+    entity = flows[-1]
+    state = entity.get("checkpoint_state")
+    completed = tuple(sorted(str(m) for m in entity.get("checkpoint_completed_methods") or ()))
+    return trigger, state if isinstance(state, dict) else None, completed
 
 
 def _checkpoint_shape(value: Any) -> str | None:

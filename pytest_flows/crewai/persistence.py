@@ -325,7 +325,11 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
 
     backend = CrewAIStoreBackend(store, session)
     store.register_backend(backend)
-    runtime_state = crewai_event_bus.runtime_state
+    # crewai keeps one RuntimeState per context, and every flow built or run in
+    # it joins (checkpoints hold them all, lineage runs on across them). One
+    # left in the test thread's context by an earlier test (a flow built in the
+    # test body, Flow.from_checkpoint()/fork() called there) must not leak in.
+    crewai_event_bus.reset_runtime_state()
     with _lock:
         _installed.append(backend)
     try:
@@ -341,10 +345,5 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
     finally:
         with _lock:
             _installed.remove(backend)
-        # Flow.from_checkpoint()/fork() called in the test itself attach their
-        # runtime state to the test's context; do not let it reach the next test.
-        if crewai_event_bus.runtime_state is not runtime_state:
-            if runtime_state is None:
-                crewai_event_bus.reset_runtime_state()
-            else:
-                crewai_event_bus.set_runtime_state(runtime_state)
+        # ...nor leak out to the next test.
+        crewai_event_bus.reset_runtime_state()

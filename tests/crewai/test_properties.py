@@ -1,0 +1,134 @@
+"""The property helpers find a planted bug in a broken flow and pass on its correct twin."""
+
+from __future__ import annotations
+
+import pytest
+from property_flows import (
+    BusinessKeyOrder,
+    CachedReport,
+    OrderFlow,
+    ParallelPipeline,
+    Report,
+    SafePipeline,
+    TagModelFlow,
+    TagSetFlow,
+    UnsafePipeline,
+    every_step,
+)
+
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.store import CrashPoint
+from pytest_flows.strategies import (
+    assert_crash_resume,
+    assert_fork_isolated,
+    assert_time_travel,
+    check_crash_resume,
+    check_fork_isolation,
+    check_time_travel,
+    scheduler_seeds,
+)
+
+
+# -- (a) crash-resume equivalence ----------------------------------------------------------
+def test_crash_resume_passes_on_a_flow_that_skips_done_work(flows, flow_store):
+    check_crash_resume(flows, flow_store, SafePipeline, max_examples=12)
+
+
+def test_crash_resume_finds_the_planted_bug_and_shrinks_to_the_first_save(flows, flow_store):
+    with pytest.raises(AssertionError) as failure:
+        check_crash_resume(flows, flow_store, UnsafePipeline, max_examples=12)
+    message = str(failure.value)
+    assert "crashed after save 1" in message  # the smallest crash point
+    assert "~ total: 12 -> 24" in message
+    assert "final output differs: uninterrupted 12, continued 24" in message
+    reproducer = (
+        "assert_crash_resume(flows, flow_store, UnsafePipeline, "
+        "crash=CrashPoint(save=1, when='after'))"
+    )
+    assert reproducer in message
+
+
+def test_the_reproducer_reproduces(flows, flow_store):
+    with pytest.raises(AssertionError, match="crashed after save 1"):
+        assert_crash_resume(flows, flow_store, UnsafePipeline, CrashPoint(save=1, when="after"))
+    # ...and the same point is fine for the correct twin.
+    assert_crash_resume(flows, flow_store, SafePipeline, CrashPoint(save=1, when="after"))
+    assert_crash_resume(flows, flow_store, SafePipeline, CrashPoint(save=3, when="before"))
+
+
+def test_crash_resume_across_scheduler_seeds(flows, flow_store):
+    check_crash_resume(
+        flows, flow_store, ParallelPipeline, seeds=scheduler_seeds(), max_examples=12
+    )
+
+
+def test_a_crash_point_past_the_last_save_is_reported(flows, flow_store):
+    with pytest.raises(AssertionError, match="finished without reaching after save 9"):
+        assert_crash_resume(flows, flow_store, SafePipeline, CrashPoint(save=9))
+
+
+def test_a_flow_that_persists_nothing_is_a_usage_error(flows, flow_store):
+    with pytest.raises(FlowsUsageError, match="saved nothing"):
+        check_crash_resume(flows, flow_store, Report, max_examples=2)
+
+
+def test_an_instance_is_refused_each_run_needs_a_fresh_one(flows, flow_store):
+    with pytest.raises(FlowsUsageError, match="not an instance"):
+        check_crash_resume(flows, flow_store, SafePipeline(), max_examples=2)
+
+
+# -- (b) fork isolation -----------------------------------------------------------------
+@pytest.mark.parametrize("flow", [OrderFlow, TagModelFlow])
+def test_fork_isolation_passes_on_correct_flows(flows, flow_store, flow):
+    check_fork_isolation(flows, flow_store, flow, max_examples=6)
+
+
+def test_fork_isolation_finds_a_fork_writing_into_the_source(flows, flow_store):
+    with pytest.raises(AssertionError) as failure:
+        check_fork_isolation(flows, flow_store, BusinessKeyOrder, max_examples=6)
+    message = str(failure.value)
+    assert "forking changed the history of the source ('order-1')" in message
+    assert "(new: ['take'])" in message
+
+
+def test_fork_isolation_finds_a_fork_that_does_not_start_from_the_snapshot(flows, flow_store):
+    with pytest.raises(AssertionError) as failure:
+        check_fork_isolation(flows, flow_store, TagSetFlow, max_examples=6)
+    message = str(failure.value)
+    assert "did not start from the source's latest snapshot" in message
+    assert "tags: set came back as list" in message
+    assert "the fork failed: AttributeError" in message
+
+
+def test_assert_fork_isolated_with_a_pinned_id(flows, flow_store):
+    source = flows.run(OrderFlow).state["id"]
+    fork_id = assert_fork_isolated(flows, flow_store, OrderFlow, source, pin="pinned-1")
+    assert fork_id == "pinned-1"
+    assert flow_store.methods(source) == ["take"]
+    assert flow_store.latest("pinned-1").snapshot["count"] == 2  # type: ignore[union-attr]
+
+
+# -- (c) checkpoint time travel -------------------------------------------------------------
+def test_time_travel_passes_when_everything_is_in_the_state(flows, flow_store):
+    check_time_travel(flows, flow_store, lambda: Report(checkpoint=every_step()), max_examples=6)
+
+
+def test_time_travel_adds_checkpointing_to_a_flow_without_it(flows, flow_store):
+    check_time_travel(flows, flow_store, Report, max_examples=6)
+
+
+def test_time_travel_finds_state_kept_outside_the_state(flows, flow_store):
+    with pytest.raises(AssertionError) as failure:
+        check_time_travel(flows, flow_store, CachedReport, max_examples=6)
+    message = str(failure.value)
+    assert "restored checkpoint 0" in message  # shrunk to the earliest checkpoint
+    assert "~ total: 12 -> 0" in message
+    assert "-method finished summarize output=12" in message
+    assert "+method finished summarize output=0" in message
+    assert "assert_time_travel(flows, flow_store, CachedReport, checkpoint=0)" in message
+
+
+def test_assert_time_travel_checks_its_index(flows, flow_store):
+    assert_time_travel(flows, flow_store, Report, 2)
+    with pytest.raises(FlowsUsageError, match=r"pass 0\.\.2"):
+        assert_time_travel(flows, flow_store, Report, 3)
