@@ -13,14 +13,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.flow_events import MethodExecutionStartedEvent
+from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
-__all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "tracking"]
+from pytest_flows.trace import TraceEvent, render_value
+
+__all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "tool_uses", "tracking"]
 
 _user_method: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "pytest_flows_user_method", default=None
@@ -46,6 +49,31 @@ def tracking() -> Iterator[None]:
         yield
     finally:
         with contextlib.suppress(ValueError):  # reset from another context
+            reset_stream_sinks(token)
+
+
+@contextlib.contextmanager
+def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
+    """Record each tool an agent runs (``tool.used``): what the scripted tool call did."""
+
+    def sink(source: Any, event: Any) -> None:
+        if isinstance(event, ToolUsageFinishedEvent | ToolUsageErrorEvent):
+            method = (_user_method.get() or ("", "-"))[1]
+            fields = [("method", method)]
+            if event.agent_role:
+                fields.append(("agent", str(event.agent_role)))
+            fields.append(("args", render_value(event.tool_args, limit=80)))
+            if isinstance(event, ToolUsageErrorEvent):
+                fields.append(("error", render_value(str(event.error), limit=80)))
+            else:
+                fields.append(("output", render_value(event.output, limit=80)))
+            record(TraceEvent(kind="tool.used", name=str(event.tool_name), fields=tuple(fields)))
+
+    token = add_stream_sink(sink)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
             reset_stream_sinks(token)
 
 

@@ -533,5 +533,10 @@ class _VirtualRetry:
 def install(session: FlowsSession, fake: Any) -> Iterator[None]:
     """Bind ``fake`` (a :class:`FakeLLM`, or an :class:`LLMScript`) for one test."""
     llm = fake if isinstance(fake, FakeLLM) else FakeLLM.create(session, fake)
-    with callers.tracking(), route_constructor(llm), route_existing(llm):
+    with (
+        callers.tracking(),
+        callers.tool_uses(session.record),
+        route_constructor(llm),
+        route_existing(llm),
+    ):
         yield
