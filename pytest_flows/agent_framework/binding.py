@@ -20,8 +20,6 @@ def bind(
 ) -> contextlib.AbstractContextManager[None] | None:
     fakes = adapter.fakes(session)
     if kind == "store":
-        if isinstance(fake, FlowsCheckpointStorage):
-            return _setting(fakes, "storage", fake)
         if not callable(getattr(fake, "add_checkpoint", None)):
             return None
         backend = AgentFrameworkStoreBackend(fake)

@@ -94,16 +94,14 @@ def test_registered_checkpoint_types_are_allowed_as_in_production(flows):
     assert not run.failed
 
 
-def test_the_allowlist_of_the_workflows_file_storage_carries_over(flows, tmp_path):
+def test_the_allowlist_of_the_workflows_file_storage_carries_over(flows, flow_store, tmp_path):
     files = FileCheckpointStorage(tmp_path, allowed_checkpoint_types=["af_workflows:Joined"])
-    storage = FlowsCheckpointStorage()
-    flows.bind("store", storage)  # what flow_store does: every run's checkpoint storage
 
-    run = flows.run(wf.build_diamond(files), "hello")
+    run = flows.run(wf.build_diamond(files), "hello")  # flow_store: every run's storage
 
     assert not run.failed
-    assert len(storage) == 5
-    assert list(tmp_path.iterdir()) == []  # the bound storage replaced the file storage
+    assert len(checkpoint_storage(flow_store)) == len(flow_store.checkpoints()) == 5
+    assert list(tmp_path.iterdir()) == []  # the in-memory store replaced the file storage
 
 
 def test_get_latest_is_the_last_saved_not_a_timestamp_tie(flows):
