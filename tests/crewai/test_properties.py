@@ -132,3 +132,10 @@ def test_assert_time_travel_checks_its_index(flows, flow_store):
     assert_time_travel(flows, flow_store, Report, 2)
     with pytest.raises(FlowsUsageError, match=r"pass 0\.\.2"):
         assert_time_travel(flows, flow_store, Report, 3)
+
+
+@pytest.mark.asyncio
+async def test_the_helpers_work_from_an_async_test(flows, flow_store):
+    check_crash_resume(flows, flow_store, SafePipeline, max_examples=4)
+    with pytest.raises(AssertionError, match="crashed after save 1"):
+        check_crash_resume(flows, flow_store, UnsafePipeline, max_examples=4)
