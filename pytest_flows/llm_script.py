@@ -101,7 +101,9 @@ def _placeholder_value(annotation: Any, outcomes: list[str] | None) -> str:
 def suggest(request: Request) -> str:
     """The line that would answer ``request`` in a test."""
     caller = request.caller
-    value = placeholder(request.response_model, request.data.get("outcomes"))
+    value = placeholder(
+        request.response_model, request.data.get("outcomes") or request.data.get("routes")
+    )
     if request.tools and request.response_model is None:
         value = '"..."'
     purpose = caller.get("purpose")
@@ -118,7 +120,8 @@ def suggest(request: Request) -> str:
 
 
 def describe(request: Request) -> list[str]:
-    lines = ["prompt (last user message):"]
+    where = "the user's message" if request.data.get("routes") is not None else "last user message"
+    lines = [f"prompt ({where}):"]
     text = request.prompt or "(none)"
     body = text.splitlines() or [""]
     if len(body) > 12:
@@ -135,6 +138,8 @@ def describe(request: Request) -> list[str]:
         )
     if request.data.get("outcomes"):
         lines.append(f"outcomes: {', '.join(request.data['outcomes'])}")
+    if request.data.get("routes"):
+        lines.append(f"routes: {', '.join(request.data['routes'])}")
     return lines
 
 

@@ -238,9 +238,17 @@ class _Call:
             data["outcomes"] = self.extras["outcomes"]
         if self.extras.get("feedback") is not None:
             data["feedback"] = self.extras["feedback"]
+        prompt = shapes.last_user_text(messages)
+        if self.purpose == "router":
+            # The router sends its context as JSON; what was asked is the user's message.
+            context = shapes.router_context(prompt)
+            if context:
+                data["routes"] = list(context.get("available_routes") or [])
+                data["context"] = context
+                prompt = str(context.get("current_user_message", prompt))
         return Request(
             caller=dict(self.caller),
-            prompt=shapes.last_user_text(messages),
+            prompt=prompt,
             messages=messages,
             tools=shapes.tool_names(self.tools),
             response_model=self.response_model,

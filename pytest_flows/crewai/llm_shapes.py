@@ -117,3 +117,12 @@ def tool_names(tools: Any) -> list[str]:
         if name:
             names.append(str(name))
     return names
+
+
+def router_context(text: str) -> dict[str, Any]:
+    """The JSON context crewai's conversational router sends ({} if it is not that)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

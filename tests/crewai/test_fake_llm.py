@@ -12,6 +12,7 @@ import pytest
 from crewai import LLM, Agent
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.llm_events import LLMStreamChunkEvent
+from crewai.flow.conversational import ConversationConfig
 from crewai.flow.flow import Flow, listen, or_, start
 from crewai.tools import tool
 from pydantic import BaseModel
@@ -354,3 +355,70 @@ def test_declarative_flows_agents_run_for_real_on_the_fake(flows: Any, fake_llm:
     assert "write_followup" not in run.trace.names("method.started")
     researcher = fake_llm.calls[0]
     assert "AI agent orchestration" in json.dumps(researcher.messages)
+
+
+@ConversationConfig(llm="gpt-4o-mini")
+class SupportFlow(Flow):  # type: ignore[type-arg]
+    @listen("refund")
+    def start_refund(self) -> str:
+        return "Refund started."
+
+
+def test_a_conversation_config_llm_routes_the_turn(flows: Any, fake_llm: Any) -> None:
+    fake_llm.on(purpose="router", prompt="money back").reply({"intent": "refund"})
+
+    reply = SupportFlow().handle_turn("I want my money back", session_id="s1")
+
+    assert reply == "Refund started."
+    router_call = fake_llm.calls[0]
+    assert router_call.caller == {
+        "flow": "SupportFlow",
+        "method": "route_conversation",
+        "purpose": "router",
+        "model": "gpt-4o-mini",
+    }
+    assert router_call.prompt == "I want my money back"
+    assert "refund" in router_call.data["routes"]
+
+
+def test_an_unscripted_router_call_suggests_a_route(flows: Any, fake_llm: Any) -> None:
+    with pytest.raises(UnscriptedRequest) as caught:
+        SupportFlow().handle_turn("hello?", session_id="s2")
+    lines = str(caught.value).splitlines()
+    assert lines[1:4] == [
+        "  caller: flow=SupportFlow method=route_conversation purpose=router model=gpt-4o-mini",
+        "  prompt (the user's message):",
+        "    | hello?",
+    ]
+    assert lines[-1] == (
+        '    fake_llm.on(method="route_conversation", purpose="router")'
+        '.reply({"intent": "converse"})'
+    )
+
+
+TRIAGE = """
+schema: crewai.flow/v1
+name: Triage
+methods:
+  classify:
+    start: true
+    do:
+      call: agent
+      with:
+        role: Triage
+        goal: Classify tickets
+        backstory: Fast.
+        llm: gpt-4o-mini
+        input: "Ticket: the printer is on fire"
+"""
+
+
+def test_a_declarative_llm_key_resolves_to_the_fake(flows: Any, fake_llm: Any) -> None:
+    from crewai.flow.flow import Flow as DeclaredFlow
+
+    fake_llm.on(agent="Triage", model="gpt-4o-mini").reply("urgent")
+
+    run = flows.run(DeclaredFlow.from_declaration(contents=TRIAGE))
+
+    assert run.output.raw == "urgent"
+    assert "Current Task: Ticket: the printer is on fire" in fake_llm.calls[0].prompt

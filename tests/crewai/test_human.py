@@ -275,3 +275,28 @@ def test_ask_does_not_swallow_script_errors(flows: Any, human: Any) -> None:
     # crewai turns provider exceptions into "no answer" (None); a script error must not be.
     with pytest.raises(UnscriptedRequest):
         flows.run(WizardFlow)
+
+
+@pytest.fixture
+def no_persistence_factory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in an app that registered none (set up before the human fixture binds)."""
+    import crewai.flow.persistence.factory as factory
+
+    monkeypatch.setattr(factory, "_factory", None)
+
+
+def test_without_a_persistence_factory_a_pause_is_kept_in_memory(
+    no_persistence_factory: None, flows: Any, human: Any
+) -> None:
+    import crewai.flow.persistence.factory as factory
+
+    human.pause()
+    run = flows.run(ReviewFlow)
+    store = factory.default_flow_persistence()
+    assert type(store).__name__ == "_InMemoryPendingStore"
+    assert store.pending_ids == [run.output.context.flow_id]
+
+    resumed = human.resume(run, outcome="rejected")
+
+    assert resumed.output == "discarded"
+    assert store.pending_ids == []
