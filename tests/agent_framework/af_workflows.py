@@ -287,9 +287,10 @@ def build_wide(started: list[str], names: str = "abcdef") -> Workflow:
 class Counter(Executor):
     """Counts to ``limit`` one superstep at a time; saves its count in checkpoints."""
 
-    def __init__(self, id: str, limit: int, *, saves_state: bool = True) -> None:
+    def __init__(self, id: str, limit: int, *, saves_state: bool = True, pause: float = 1) -> None:
         super().__init__(id=id)
         self.limit = limit
+        self.pause = pause
         self.visits = 0
         self.saves_state = saves_state
 
@@ -300,7 +301,7 @@ class Counter(Executor):
         if n >= self.limit:
             await ctx.yield_output(f"done at {n} after {self.visits} visits")
         else:
-            await asyncio.sleep(1)  # virtual time: free
+            await asyncio.sleep(self.pause)  # virtual time: free
             await ctx.send_message(n + 1)
 
     async def on_checkpoint_save(self) -> dict[str, Any]:
@@ -318,8 +319,10 @@ class Echo(Executor):
         await ctx.send_message(n)
 
 
-def build_counter(storage: Any = None, *, limit: int = 3, saves_state: bool = True) -> Workflow:
-    counter = Counter("counter", limit, saves_state=saves_state)
+def build_counter(
+    storage: Any = None, *, limit: int = 3, saves_state: bool = True, pause: float = 1
+) -> Workflow:
+    counter = Counter("counter", limit, saves_state=saves_state, pause=pause)
     echo = Echo(id="echo")
     return (
         WorkflowBuilder(start_executor=counter, name="counter", checkpoint_storage=storage)
