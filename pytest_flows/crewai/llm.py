@@ -83,9 +83,32 @@ class FakeLLM(BaseLLM):
         )
         return self
 
-    def on(self, **conditions: Any) -> LLMRule:
-        """Replies for matching calls: ``fake_llm.on(agent="Researcher").reply("...")``."""
-        return self._require_core().api.on(**conditions)
+    def on(
+        self,
+        *,
+        flow: Any = None,
+        method: Any = None,
+        agent: Any = None,
+        task: Any = None,
+        purpose: Any = None,
+        model: Any = None,
+        prompt: Any = None,
+        where: Callable[[Request], bool] | None = None,
+    ) -> LLMRule:
+        """Replies for matching calls: ``fake_llm.on(agent="Researcher").reply("...")``.
+
+        See :meth:`LLMScript.on` for the conditions.
+        """
+        return self._require_core().api.on(
+            flow=flow,
+            method=method,
+            agent=agent,
+            task=task,
+            purpose=purpose,
+            model=model,
+            prompt=prompt,
+            where=where,
+        )
 
     @property
     def calls(self) -> list[Exchange]:
