@@ -295,9 +295,11 @@ class FlowStore:
             if backend.accepts(target):
                 return backend
         if self._session is not None:
-            for name in ("crewai", "agent_framework"):
-                if name in sys.modules and name not in self._backends:
-                    self._session._ensure(name)
+            from pytest_flows.adapters import ADAPTERS
+
+            for spec in ADAPTERS:  # activate adapters of imported frameworks
+                if spec.framework in sys.modules and spec.framework not in self._backends:
+                    self._session._ensure(spec.framework)
             for backend in list(self._backends.values()):
                 if backend.accepts(target):
                     return backend
@@ -612,7 +614,7 @@ class FlowStore:
             if not saves:
                 raise AssertionError(
                     f"flow_store.assert_round_trip: nothing was saved under state id "
-                    f"{state_id!r}; is the flow (or a method) decorated with @persist?"
+                    f"{state_id!r} (a crewai flow saves only if it, or a method, has @persist)."
                 )
             checks.extend((repr(save), save.lossy) for save in saves)
         else:

@@ -219,9 +219,11 @@ def test_each_test_gets_an_empty_store(flows, flow_store):
     assert isinstance(flow_store, FlowStore)
 
 
-def test_persistence_outside_flow_store_tests_stays_in_memory_and_per_test(flows):
-    # No flow_store requested: @persist still never reaches the disk, and the
-    # run cannot see states saved by other tests.
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_persistence_outside_flow_store_tests_stays_in_memory_and_per_test(flows, attempt):
+    # No flow_store requested: @persist still never reaches the disk, and a
+    # test cannot see states another test saved (the other attempt uses the
+    # same id).
     run = flows.run(CounterFlow, inputs={"id": "shared-id"})
     assert run.state.counter == 1
     again = flows.run(CounterFlow, inputs={"id": "shared-id"})

@@ -247,3 +247,9 @@ def test_values_the_codec_does_encode_are_stored_as_sqlite_stores_them(flows, fl
         "pair": [1, 2],
         "tags": ["t"],
     }
+
+
+def test_round_trip_of_a_run_that_saved_nothing_says_why(flows, flow_store):
+    run = flows.run(StepsFlow)
+    with pytest.raises(AssertionError, match="nothing was saved under state id"):
+        flow_store.assert_round_trip(run)
