@@ -148,12 +148,25 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
 
     def __init__(self) -> None:
         super().__init__()
+        # Bound for life to the scheduler active at creation: a loop made
+        # outside a flows test (a framework's own background loop, a
+        # module-scoped pytest-asyncio loop) stays an ordinary loop.
+        self._scheduler = _active
         self._offloads: list[_Offload] = []
         self._worker: ThreadPoolExecutor | None = None
 
+    def _driver(self) -> Scheduler | None:
+        scheduler = self._scheduler
+        return scheduler if scheduler is not None and scheduler is _active else None
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether this loop is currently driven by a flows scheduler."""
+        return self._driver() is not None
+
     # -- time -------------------------------------------------------------
     def time(self) -> float:
-        scheduler = _active
+        scheduler = self._driver()
         if scheduler is None:
             return time.monotonic()
         return scheduler.clock.monotonic()
@@ -162,7 +175,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Callable[..., T], *args: Any
     ) -> asyncio.Future[T]:
-        if _active is None:
+        if self._driver() is None:
             return super().run_in_executor(executor, func, *args)
         self._check_closed()  # type: ignore[attr-defined]
         future: asyncio.Future[T] = self.create_future()
@@ -171,8 +184,8 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
 
     def _run_offload(self, scheduler: Scheduler) -> None:
         item = self._offloads.pop(scheduler.choose(len(self._offloads)))
-        if item.future.cancelled():
-            return
+        # Work handed to a thread runs even if its awaiter was cancelled
+        # meanwhile, as in a real thread pool: only the result is dropped.
         if self._worker is None:
             # One worker per loop: a sync method that calls asyncio.run() gets a
             # loop of its own with a worker of its own, so nesting never deadlocks.
@@ -188,11 +201,13 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
 
     # -- the scheduler step ----------------------------------------------------
     def _run_once(self) -> None:
-        scheduler = _active
-        if scheduler is not None and not self._ready:  # type: ignore[attr-defined]
-            if self._offloads:
+        scheduler = self._driver()
+        if scheduler is not None:
+            # Thread work runs only when nothing else can: every coroutine that
+            # is ready has reached its await first, as with a real pool.
+            while self._offloads and not self._ready:  # type: ignore[attr-defined]
                 self._run_offload(scheduler)
-            else:
+            if not self._ready:  # type: ignore[attr-defined]
                 self._advance_idle_time(scheduler)
         super()._run_once()  # type: ignore[misc]
 

@@ -170,7 +170,7 @@ class FlowsSession:
             )
         adapter = self.adapter_for(target)
         running = asyncio.get_running_loop()
-        if isinstance(running, _loop.DeterministicEventLoop):
+        if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
             return self._finish(await self._run(adapter, target, args, kwargs), raise_on_error)
         # A foreign loop (say, a custom pytest-asyncio loop factory): run on a
         # deterministic loop in a helper thread and await the result.

@@ -44,6 +44,9 @@ class CrewAIAdapter:
         from crewai.state.checkpoint_listener import _ensure_handlers_registered
 
         _ensure_handlers_registered()
+        # The bus starts a background loop on first use; starting it here,
+        # outside any test, keeps that loop an ordinary one (see loop.py).
+        patches.start_event_bus()
         # @persist() with no argument builds its backend when the user's flow
         # module is imported: make that the in-memory flow_store router.
         from crewai.flow.persistence.factory import set_flow_persistence_factory

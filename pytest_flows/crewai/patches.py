@@ -46,6 +46,11 @@ class InlineExecutor:
         return None
 
 
+def start_event_bus() -> None:
+    bus: Any = crewai_event_bus
+    bus._ensure_executor_initialized()
+
+
 @contextlib.contextmanager
 def inline_event_bus() -> Iterator[None]:
     """Run crewai's sync event handlers inline (checkpoints see consistent state)."""
@@ -134,6 +139,13 @@ def render_condition(condition: Any) -> str:
             if op in condition:
                 return f"{op}({', '.join(render_condition(c) for c in condition[op])})"
     return repr(condition)
+
+
+def start_condition(flow: Any, method: str) -> Any:
+    """The router labels a conditional ``@start("label")`` waits for, or None."""
+    definition = flow._definition.methods.get(method)
+    start = None if definition is None else definition.start
+    return start if isinstance(start, str | dict) else None
 
 
 def listen_condition(flow: Any, method: str) -> Any:

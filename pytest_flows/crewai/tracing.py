@@ -41,7 +41,7 @@ class _Race(patches.RaceRecorder):
     def finished(self, name: str) -> None:
         kind = "race.lost" if self._won else "race.won"
         self._won = True
-        self._recorder.emit(TraceEvent(kind=kind, name=name, fields=(("finished", "yes"),)))
+        self._recorder.emit(TraceEvent(kind=kind, name=name))
 
     def failed(self, name: str, error: BaseException) -> None:
         fields = (("error", _error(error)),)
@@ -59,6 +59,9 @@ class CrewAITraceRecorder:
         self._lock = threading.Lock()
         # event_id of a MethodExecutionFinishedEvent -> (method, result, is_router)
         self._finished: dict[str, tuple[str, Any, bool]] = {}
+        # router label -> the router that chose it last (conditional starts
+        # re-run by a router cycle carry no causal event id of their own)
+        self._labels: dict[str, str] = {}
 
     def emit(self, event: TraceEvent) -> None:
         self._record(event)
@@ -88,6 +91,8 @@ class CrewAITraceRecorder:
         if getattr(type(source), "is_crewai_internal", False):
             return
         if isinstance(event, FlowStartedEvent):
+            with self._lock:
+                self._labels.clear()
             fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
             self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
         elif isinstance(event, FlowFinishedEvent):
@@ -138,6 +143,8 @@ class CrewAITraceRecorder:
             )
             if router and event.result is not None:
                 label = getattr(event.result, "value", event.result)
+                with self._lock:
+                    self._labels[str(label)] = event.method_name
                 self.emit(
                     TraceEvent(
                         kind="router.chose", name=event.method_name, fields=(("label", str(label)),)
@@ -160,6 +167,12 @@ class CrewAITraceRecorder:
                 )
             )
 
+    def _start_trigger(self, flow: Any, method: str) -> str:
+        labels = _labels_of(patches.start_condition(flow, method))
+        with self._lock:
+            fired = [f"{self._labels[label]}:{label}" for label in labels if label in self._labels]
+        return fired[0] if fired else "start"
+
     def _trigger(self, flow: Any, event: MethodExecutionStartedEvent) -> str:
         with self._lock:
             cause = self._finished.get(event.triggered_by_event_id or "")
@@ -169,7 +182,7 @@ class CrewAITraceRecorder:
             # the listeners of completed methods without a triggering event.
             return f"{patches.render_condition(condition)} (resumed)"
         if cause is None:
-            return "start"
+            return self._start_trigger(flow, event.method_name)
         method, result, router = cause
         fired = method
         if router and condition != method:
@@ -177,3 +190,11 @@ class CrewAITraceRecorder:
         if condition is None or isinstance(condition, str):
             return fired
         return f"{patches.render_condition(condition)} via {fired}"
+
+
+def _labels_of(condition: Any) -> list[str]:
+    if condition is None:
+        return []
+    if isinstance(condition, str):
+        return [condition]
+    return [label for branch in next(iter(condition.values())) for label in _labels_of(branch)]
