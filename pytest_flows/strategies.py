@@ -38,7 +38,7 @@ import difflib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -119,6 +119,8 @@ def default_settings(max_examples: int = 20) -> settings:
         derandomize=True,
         database=None,
         suppress_health_check=list(HealthCheck),
+        # No "explain" phase: it would list pytest-flows' own lines, not yours.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     )
 
 
@@ -213,7 +215,7 @@ def _compare(expected: Outcome, actual: Outcome, compare: Compare, *, suffix_of:
     if actual.error is not None:
         problems.append(f"the continued run failed: {type(actual.error).__name__}: {actual.error}")
     if "state" in compare:
-        changed = diff_snapshots(expected.state or {}, actual.state or {}, ignore=("id",))
+        changed = _clip(diff_snapshots(expected.state or {}, actual.state or {}, ignore=("id",)))
         if changed:
             problems.append(
                 "final state differs (uninterrupted -> continued):\n" + _indent(changed)
@@ -240,6 +242,13 @@ def _compare(expected: Outcome, actual: Outcome, compare: Compare, *, suffix_of:
             )
             problems.append("trace differs:\n" + _indent(diff))
     return "\n".join(problems)
+
+
+def _clip(text: str, limit: int = 20) -> str:
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= limit:
+        return text
+    return "".join(lines[:limit]) + f"... and {len(lines) - limit} more changed field(s)\n"
 
 
 def _indent(text: str) -> str:
