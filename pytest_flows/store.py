@@ -552,7 +552,14 @@ class FlowStore:
                 position = history.index(save)
                 history[position] = dataclasses.replace(save, raw=change(save.raw))
                 return
-            record = self.checkpoint(ref)
+            try:
+                record = self.checkpoint(ref)
+            except CheckpointNotFoundError:
+                raise FlowsUsageError(
+                    f"flow_store.tamper({ref!r}, ...): no state id or checkpoint {ref!r} in the "
+                    f"store (ids: {', '.join(self._saves) or 'none'}; checkpoints: "
+                    f"{len(self._checkpoints)})."
+                ) from None
             position = self._checkpoints.index(record)
             self._checkpoints[position] = dataclasses.replace(record, raw=change(record.raw))
 

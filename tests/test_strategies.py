@@ -173,6 +173,8 @@ def test_corruption_is_local_to_one_record():
         _ = store.latest("a").snapshot  # type: ignore[union-attr]
     assert store.history("a")[0].snapshot["n"] == 1
     assert store.latest("b").snapshot["n"] == 1  # type: ignore[union-attr]
+    with pytest.raises(FlowsUsageError, match="no state id or checkpoint 'zzz'"):
+        store.tamper("zzz", "{}")
     store.tamper(store.history("a")[0], "[1, 2]")
     with pytest.raises(StoreCorruptedError, match="not an object of state fields"):
         _ = store.history("a")[0].snapshot
