@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as _dt
 import random
 import re
 import threading
+import time
 import types
 import uuid
 from collections.abc import Iterator
@@ -87,8 +89,11 @@ class _VirtualNow:
         )
 
 
-# Modules whose clocks must stay real: pytest's own timing and the loop machinery.
-_REAL_TIME_MODULES = ["_pytest", "pluggy", "pytest_flows", "concurrent", "asyncio", "xdist"]
+# pytest's own timing stays real (durations, junit timestamps). Nothing else is
+# listed: freezegun also consults this list for every caller up the stack, and
+# flow code runs a few frames below asyncio, threads and pytest.
+_REAL_TIME_MODULES = ["_pytest.timing"]
+_REAL = {"monotonic": time.monotonic}
 
 
 @contextlib.contextmanager
@@ -98,14 +103,23 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     import freezegun.api as fz_api
 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
+    base_time = asyncio.BaseEventLoop.time
     freezer.start()
     # freezegun reads the newest factory on every call; ours follows the clock.
     factories: list[Any] = fz_api.freeze_factories
     factories[-1] = _VirtualNow(clock, epoch)
+    # Loops that are not ours (a library's background loop) keep real time, or
+    # their timers would never fire. Deterministic loops override time().
+    asyncio.BaseEventLoop.time = _real_loop_time  # type: ignore[method-assign]
     try:
         yield
     finally:
+        asyncio.BaseEventLoop.time = base_time  # type: ignore[method-assign]
         freezer.stop()
+
+
+def _real_loop_time(self: asyncio.AbstractEventLoop) -> float:
+    return _REAL["monotonic"]()
 
 
 class Normalizer:

@@ -39,6 +39,11 @@ __all__ = [
 
 T = TypeVar("T")
 
+# Real clocks, kept in a container: freezegun swaps module-level references
+# to the time functions, and the loop must keep measuring real time when no
+# scheduler drives it.
+_REAL = {"monotonic": time.monotonic}
+
 #: How long (real seconds) the loop waits for real I/O on sockets it watches
 #: before it lets virtual time jump to the next timer. Only loops that watch a
 #: real socket (a recording test talking to a loopback server) ever wait.
@@ -168,7 +173,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         scheduler = self._driver()
         if scheduler is None:
-            return time.monotonic()
+            return _REAL["monotonic"]()
         return scheduler.clock.monotonic()
 
     # -- thread work --------------------------------------------------------
@@ -224,13 +229,22 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 return
         scheduler.clock.advance_to(min(h.when() for h in timers))
 
+    def _drain_offloads(self) -> None:
+        # A real pool finishes submitted work before it shuts down.
+        scheduler = self._driver() or Scheduler()
+        while self._offloads:
+            self._run_offload(scheduler)
+
+    async def shutdown_default_executor(self, *args: Any) -> None:
+        self._drain_offloads()
+        await super().shutdown_default_executor(*args)
+
     def close(self) -> None:
+        if not self.is_closed():
+            self._drain_offloads()
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=True)
-        for item in self._offloads:
-            item.future.cancel()
-        self._offloads.clear()
         super().close()
 
 

@@ -60,8 +60,14 @@ class CrewAIAdapter:
 
     @contextlib.contextmanager
     def activate(self, session: FlowsSession) -> Iterator[None]:
+        from crewai.events.event_bus import crewai_event_bus
+
         recorder = CrewAITraceRecorder(session.record)
+        # crewai keeps one RuntimeState per context that every flow joins; one
+        # left by an earlier test must not leak into this one, nor this one out.
+        crewai_event_bus.reset_runtime_state()
         with contextlib.ExitStack() as stack:
+            stack.callback(crewai_event_bus.reset_runtime_state)
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             if not session.console:
