@@ -1,4 +1,4 @@
-"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``.
+"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``, ``conversation``.
 
 Each fixture builds its fake, binds it in the test's harness (every active
 framework adapter installs it) and, at teardown, fails the test for scripted
@@ -20,7 +20,7 @@ from pytest_flows.human_script import ScriptedHuman
 from pytest_flows.script import Script, errors_raised
 from pytest_flows.session import session_of
 
-__all__ = ["fake_crews", "fake_llm", "human"]
+__all__ = ["conversation", "fake_crews", "fake_llm", "human"]
 
 
 def _require(framework: str, fixture: str) -> None:
@@ -89,3 +89,15 @@ def human(request: pytest.FixtureRequest) -> Iterator[Any]:
     session.bind("human", fake)
     yield fake
     _verify(fake.script, before)
+
+
+@pytest.fixture
+def conversation(request: pytest.FixtureRequest, fake_llm: Any) -> Iterator[Any]:
+    """Turn-by-turn sessions on conversational flows: ``conversation.start(SupportFlow)``."""
+    session = session_of(request)
+    _require("crewai", "conversation")
+    from pytest_flows.crewai.conversation import Conversation, install
+
+    chats = Conversation(session, fake_llm)
+    with install(chats):
+        yield chats

@@ -16,13 +16,15 @@ import pytest
 
 from pytest_flows import _imports
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
-from pytest_flows.fakes import fake_crews, fake_llm, human  # noqa: F401
+from pytest_flows.fakes import conversation, fake_crews, fake_llm, human  # noqa: F401
 from pytest_flows.loop import DeterministicEventLoopPolicy
 from pytest_flows.session import SESSION_KEY, FlowsSession, session_of
 from pytest_flows.store import flow_store  # noqa: F401
 
 #: Fixtures whose use puts a test on the harness.
-FLOWS_FIXTURES = frozenset({"flows", "flow_store", "fake_llm", "fake_crews", "human"})
+FLOWS_FIXTURES = frozenset(
+    {"flows", "flow_store", "fake_llm", "fake_crews", "human", "conversation"}
+)
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console")
 
