@@ -111,15 +111,36 @@ class CrewAIAdapter:
             )
         flow = _instantiate(target)
         run = FlowRun(flow=flow)
+        mark = session.event_count()
         try:
             flow, kwargs = _restored_from_checkpoint(flow, kwargs)
             run.flow = flow
             run.output = await flow.kickoff_async(**kwargs)
         except Exception as exc:
+            _reject_inputs(flow, exc, started=session.event_count() > mark)
             run.error = exc
         run.state = flow.state
         run.method_outputs = list(flow.method_outputs)
         return run
+
+
+def _reject_inputs(flow: Any, exc: Exception, *, started: bool) -> None:
+    """crewai validates inputs against the state model before the flow starts;
+    that is a mistake in the test, not a failure of the flow."""
+    if started or not isinstance(exc, ValueError) or not str(exc).startswith("Invalid inputs"):
+        return
+    model = type(flow.state)
+    # crewai wraps a user's state model in a subclass that adds the id
+    declared = next(
+        (c for c in model.__mro__ if not c.__module__.startswith(("crewai.", "pydantic."))),
+        model,
+    )
+    fields = ", ".join(getattr(model, "model_fields", {}))
+    raise FlowsUsageError(
+        f"crewai rejected the inputs for {type(flow).__name__}: {exc}\n"
+        f"Pass inputs that fit the state model {declared.__name__}"
+        + (f" (fields: {fields})." if fields else ".")
+    ) from exc
 
 
 def _name(target: Any) -> str:

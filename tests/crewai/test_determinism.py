@@ -1,0 +1,101 @@
+"""Determinism as a tested property: runs, seeds, hash seeds and processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from dispatch_flows import FanOut, Race, Routing, SyncRace, Twelve
+
+from pytest_flows import FlowsSession
+
+
+def _trace_text(flows: FlowsSession, flow: type, **kwargs: object) -> str:
+    return flows.run(flow, **kwargs).trace.render()
+
+
+@pytest.mark.parametrize("flow", [Twelve, FanOut, SyncRace, Race])
+def test_thirty_runs_give_byte_identical_traces(flows: FlowsSession, flow: type) -> None:
+    traces = {_trace_text(flows, flow) for _ in range(30)}
+    assert len(traces) == 1
+
+
+def test_ids_and_clock_repeat_for_the_same_test_and_seed() -> None:
+    def once() -> tuple[str, str, str]:
+        with FlowsSession(seed=4, test_id="tests::ids") as session:
+            run = session.run(Routing, inputs={"priority": "high"})
+            return str(run.state.id), str(run.flow.flow_id), repr(session.clock)
+
+    assert once() == once()
+    with FlowsSession(seed=5, test_id="tests::ids") as session:
+        other = session.run(Routing, inputs={"priority": "high"}).state.id
+    assert other != once()[0]
+
+
+def _orders(seed: int) -> tuple[list[str], list[str], list[str]]:
+    with FlowsSession(seed=seed, test_id="tests::orders") as session:
+        run = session.run(FanOut)
+        finished = [n for n in run.trace.names("method.finished") if n in {"left", "middle", "right"}]
+        return finished, list(run.state["log"]), sorted(run.trace.names("method.started"))
+
+
+def test_seeds_choose_among_the_orders_the_runtime_allows() -> None:
+    default = _orders(0)
+    assert default[0] == ["left", "middle", "right"]  # seed 0: submission order
+    assert default[1] == ["left", "middle", "right"]
+    runs = [_orders(seed) for seed in range(1, 9)]
+    assert len({tuple(finished) for finished, _, _ in runs}) > 1, "finish orders must vary"
+    assert len({tuple(log) for _, log, _ in runs}) > 1, "body execution orders must vary"
+    for finished, log, started in runs:
+        # the runtime's semantics do not depend on the order:
+        assert started == default[2]  # the same methods ran
+        assert sorted(log) == sorted(finished) == ["left", "middle", "right"]
+
+
+def test_seeds_decide_sync_race_winners_deterministically() -> None:
+    def winner(seed: int) -> str:
+        with FlowsSession(seed=seed, test_id="tests::race") as session:
+            return session.run(SyncRace).trace.of_kind("race.won")[0].name
+
+    winners = {seed: winner(seed) for seed in range(8)}
+    assert set(winners.values()) <= {"alpha", "beta", "gamma"}
+    assert len(set(winners.values())) > 1
+    assert all(winner(seed) == w for seed, w in list(winners.items())[:3])
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    from dispatch_flows import FanOut, Routing, SyncRace, Twelve
+    from pytest_flows import FlowsSession
+
+    with FlowsSession(seed=0, test_id="subprocess") as session:
+        for flow, kwargs in [(Twelve, {{}}), (FanOut, {{}}), (SyncRace, {{}}),
+                             (Routing, {{"inputs": {{"priority": "high"}}}})]:
+            run = session.run(flow, **kwargs)
+            sys.stdout.write(run.trace.render())
+            sys.stdout.write(str(run.state.get("id") if isinstance(run.state, dict) else run.state.id) + "\\n")
+    """
+)
+
+
+def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
+    script = tmp_path / "trace_flows.py"
+    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
+    outputs = []
+    for hash_seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "CREWAI_TESTING": "true",
+               "CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
+               "OTEL_SDK_DISABLED": "true", "CREWAI_DISABLE_VERSION_CHECK": "true"}
+        done = subprocess.run(
+            [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout)
+    assert outputs[0].count("flow finished") == 4
+    assert outputs[0] == outputs[1] == outputs[2]
