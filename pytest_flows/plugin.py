@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib.util
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -72,17 +73,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # Before conftest files load: a conftest that imports crewai must already
+    # see the isolated environment, the loop policy and the import hooks.
+    _install(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "flows(seed=None, allow_hosts=(), console=False): run this test on the pytest-flows "
         "harness (deterministic loop, fixed ids and clock, offline) with these settings",
     )
-    restore: list[Any] = []
-    config.stash[_RESTORE] = restore
     if config.getoption("flows_seed") is None:
         config.option.flows_seed = _ini_seed(config)
-    _isolate_environment(config, restore)
+    _install(config)
+
+
+def _install(config: pytest.Config) -> None:
+    if _RESTORE in config.stash:
+        return
+    restore: list[Any] = []
+    config.stash[_RESTORE] = restore
+    _isolate_environment(restore)
     previous = asyncio.get_event_loop_policy()
     asyncio.set_event_loop_policy(DeterministicEventLoopPolicy())
     restore.append(lambda: asyncio.set_event_loop_policy(previous))
@@ -107,19 +121,17 @@ def _ini_seed(config: pytest.Config) -> int:
         raise pytest.UsageError(f"ini option flows_seed: {exc}") from None
 
 
-def _isolate_environment(config: pytest.Config, restore: list[Any]) -> None:
+def _isolate_environment(restore: list[Any]) -> None:
     env: dict[str, str] = {}
     for spec in ADAPTERS:
         if importlib.util.find_spec(spec.framework) is not None:
             env.update(spec.environment)
     if not env:
         return
-    factory = getattr(config, "_tmp_path_factory", None)
-    base = (
-        Path(factory.getbasetemp()) / "flows-storage"
-        if factory is not None
-        else Path(tempfile.mkdtemp(prefix="pytest-flows-"))
-    )
+    # A fresh directory, removed at the end of the session. Not inside pytest's
+    # basetemp: that is created (and emptied) only later, after conftests load.
+    base = Path(tempfile.mkdtemp(prefix="pytest-flows-"))
+    restore.append(lambda: shutil.rmtree(base, ignore_errors=True))
     for sub in ("data", "cache", "config"):
         (base / sub).mkdir(parents=True, exist_ok=True)
     env.update(

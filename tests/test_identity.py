@@ -38,11 +38,11 @@ def test_seeded_uuids_are_undone_at_exit() -> None:
 def test_wall_clock_reads_epoch_plus_virtual_time() -> None:
     clock = VirtualClock()
     with frozen_wall_clock(clock):
-        assert dt.datetime.now(dt.timezone.utc) == DEFAULT_EPOCH
+        assert dt.datetime.now(dt.UTC) == DEFAULT_EPOCH
         clock.advance(90)
-        assert dt.datetime.now(dt.timezone.utc) == DEFAULT_EPOCH + dt.timedelta(seconds=90)
+        assert dt.datetime.now(dt.UTC) == DEFAULT_EPOCH + dt.timedelta(seconds=90)
         assert time.time() == DEFAULT_EPOCH.timestamp() + 90
-    assert dt.datetime.now(dt.timezone.utc).year >= 2026
+    assert dt.datetime.now(dt.UTC).year >= 2026
 
 
 def test_normalizer_numbers_ids_in_first_seen_order_and_hides_timestamps() -> None:

@@ -34,9 +34,12 @@ def _pending_connections(server: socket.socket) -> bool:
 
 def test_denied_address_is_refused_before_any_connection(listener: socket.socket) -> None:
     port = listener.getsockname()[1]
-    with network_guard(lambda host, p: p != port), socket.socket() as client:
-        with pytest.raises(NetworkBlockedError) as info:
-            client.connect(("127.0.0.1", port))
+    with (
+        network_guard(lambda host, p: p != port),
+        socket.socket() as client,
+        pytest.raises(NetworkBlockedError) as info,
+    ):
+        client.connect(("127.0.0.1", port))
     assert info.value.host == "127.0.0.1" and info.value.port == port
     message = str(info.value)
     assert f"blocked a network connection to 127.0.0.1:{port}" in message
@@ -68,8 +71,15 @@ def test_guard_is_removed_at_exit(listener: socket.socket) -> None:
 
 @pytest.mark.parametrize(
     ("host", "local"),
-    [("127.0.0.1", True), ("127.5.0.9", True), ("::1", True), ("[::1]", True),
-     ("localhost", True), ("10.0.0.1", False), ("api.example.com", False)],
+    [
+        ("127.0.0.1", True),
+        ("127.5.0.9", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("10.0.0.1", False),
+        ("api.example.com", False),
+    ],
 )
 def test_loopback_detection(host: str, local: bool) -> None:
     assert is_loopback(host) is local

@@ -64,7 +64,8 @@ def test_marker_rejects_unknown_arguments(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.stdout.fnmatch_lines(
         [
-            "*@pytest.mark.flows got unknown argument(s) sead; it accepts seed, allow_hosts, console*",
+            "*@pytest.mark.flows got unknown argument(s) sead;"
+            " it accepts seed, allow_hosts, console*",
             "*@pytest.mark.flows(seed=...) expects a whole number >= 0, got '3'*",
         ]
     )
@@ -93,7 +94,9 @@ def test_marked():
 
 def test_flows_all_puts_every_test_on_the_harness(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SEED_PROBE)
-    result = pytester.runpytest_inprocess("-s", "-p", "no:randomly", "--flows-all", "--flows-seed=4")
+    result = pytester.runpytest_inprocess(
+        "-s", "-p", "no:randomly", "--flows-all", "--flows-seed=4"
+    )
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
@@ -122,7 +125,9 @@ def test_flows_all_from_ini(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*PROBE (2, ('DeterministicEventLoop', True))*"])
 
 
-def test_flows_all_keeps_correct_async_and_threaded_tests_passing(pytester: pytest.Pytester) -> None:
+def test_flows_all_keeps_correct_async_and_threaded_tests_passing(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile(
         """
         import asyncio, threading, time

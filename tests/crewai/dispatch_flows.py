@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from crewai.flow.flow import Flow, and_, listen, or_, router, start
 from pydantic import BaseModel

@@ -39,7 +39,9 @@ def test_ids_and_clock_repeat_for_the_same_test_and_seed() -> None:
 def _orders(seed: int) -> tuple[list[str], list[str], list[str]]:
     with FlowsSession(seed=seed, test_id="tests::orders") as session:
         run = session.run(FanOut)
-        finished = [n for n in run.trace.names("method.finished") if n in {"left", "middle", "right"}]
+        finished = [
+            n for n in run.trace.names("method.finished") if n in {"left", "middle", "right"}
+        ]
         return finished, list(run.state["log"]), sorted(run.trace.names("method.started"))
 
 
@@ -79,7 +81,9 @@ SCRIPT = textwrap.dedent(
                              (Routing, {{"inputs": {{"priority": "high"}}}})]:
             run = session.run(flow, **kwargs)
             sys.stdout.write(run.trace.render())
-            sys.stdout.write(str(run.state.get("id") if isinstance(run.state, dict) else run.state.id) + "\\n")
+            state = run.state
+            state_id = state["id"] if isinstance(state, dict) else state.id
+            sys.stdout.write(f"{{state_id}}\\n")
     """
 )
 
@@ -89,9 +93,15 @@ def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
     outputs = []
     for hash_seed in ("0", "1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "CREWAI_TESTING": "true",
-               "CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
-               "OTEL_SDK_DISABLED": "true", "CREWAI_DISABLE_VERSION_CHECK": "true"}
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": hash_seed,
+            "CREWAI_TESTING": "true",
+            "CREWAI_DISABLE_TELEMETRY": "true",
+            "CREWAI_TRACING_ENABLED": "false",
+            "OTEL_SDK_DISABLED": "true",
+            "CREWAI_DISABLE_VERSION_CHECK": "true",
+        }
         done = subprocess.run(
             [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
         )

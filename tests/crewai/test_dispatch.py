@@ -95,7 +95,9 @@ def test_non_exclusive_or_fires_once_without_a_race(flows: FlowsSession) -> None
 def test_exclusive_or_races_and_the_first_chain_wins(flows: FlowsSession) -> None:
     run = flows.run(Race)
     assert run.output == "winner:fast"
-    assert [e.render() for e in run.trace.of_kind("race.started", "race.won", "race.cancelled")] == [
+    assert [
+        e.render() for e in run.trace.of_kind("race.started", "race.won", "race.cancelled")
+    ] == [
         "race started or(fast_path, slow_path) racers=[fast_path, slow_path]",
         "race won fast_path",
         "race cancelled slow_path",
@@ -138,7 +140,9 @@ def test_one_parallel_branch_failing_fails_the_flow(flows: FlowsSession) -> None
     assert run.failed
     assert isinstance(run.error, RuntimeError)
     assert str(run.error) == "upstream service said no"
-    assert "method failed broken error='RuntimeError: upstream service said no'" in run.trace.lines()
+    assert (
+        "method failed broken error='RuntimeError: upstream service said no'" in run.trace.lines()
+    )
     assert run.trace.lines()[-1] == (
         "flow failed BranchFails error='RuntimeError: upstream service said no'"
     )

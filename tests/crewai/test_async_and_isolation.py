@@ -1,0 +1,153 @@
+"""Async tests under pytest-asyncio 1.x, kickoff() inside a running loop, and isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from dispatch_flows import FanOut, Race, Routing
+
+from pytest_flows import FlowsSession
+
+EXPECTED_FANOUT = [
+    "method finished left output='L'",
+    "method finished middle output='M'",
+    "method finished right output='R'",
+]
+
+
+@pytest.mark.asyncio
+async def test_awaiting_kickoff_async_runs_on_the_deterministic_loop(flows: FlowsSession) -> None:
+    loop = asyncio.get_running_loop()
+    assert getattr(loop, "deterministic", False)
+    assert await Race().kickoff_async() == "winner:fast"
+    assert flows.clock.monotonic() == 1.0  # a virtual second
+    assert [line for line in flows.trace.lines() if line.startswith("race")] == [
+        "race started or(fast_path, slow_path) racers=[fast_path, slow_path]",
+        "race won fast_path",
+        "race cancelled slow_path",
+    ]
+
+
+@pytest.mark.asyncio
+async def test_flows_arun_in_an_async_test(flows: FlowsSession) -> None:
+    run = await flows.arun(FanOut)
+    finished = [line for line in run.trace.lines() if line.startswith("method finished")]
+    assert finished[1:4] == EXPECTED_FANOUT
+
+
+@pytest.mark.asyncio
+async def test_sync_kickoff_inside_a_running_loop(flows: FlowsSession) -> None:
+    # crewai runs asyncio.run() in a helper thread here; that loop is ours too
+    assert Routing().kickoff(inputs={"priority": "high"}) == "paged"
+    run = flows.run(FanOut)  # and flows.run from async code keeps the test loop free
+    assert run.output == ["left", "middle", "right"]
+    assert flows.trace.names("flow.finished") == ["Routing", "FanOut"]
+
+
+@pytest.mark.flows(seed=3)
+@pytest.mark.asyncio
+async def test_seed_marker_applies_to_async_tests(flows: FlowsSession) -> None:
+    await FanOut().kickoff_async()
+    traced = flows.trace.render()
+    with FlowsSession(seed=3, test_id=flows.test_id) as reference:
+        expected = reference.run(FanOut).trace.render()
+    assert flows.seed == 3
+    assert traced == expected
+
+
+def test_console_is_silent(flows: FlowsSession, capfd: pytest.CaptureFixture[str]) -> None:
+    flows.run(Routing, inputs={"priority": "low"})
+    out, err = capfd.readouterr()
+    assert "Flow" not in out and "╭" not in out
+    assert "╭" not in err
+
+
+@pytest.mark.flows(console=True)
+def test_console_can_be_shown(flows: FlowsSession, capsys: pytest.CaptureFixture[str]) -> None:
+    flows.run(Routing, inputs={"priority": "low"})
+    assert "Flow Execution Completed" in capsys.readouterr().out
+
+
+def test_frameworks_are_isolated(flows: FlowsSession) -> None:
+    assert os.environ["CREWAI_TESTING"] == "true"
+    assert os.environ["CREWAI_DISABLE_TELEMETRY"] == "true"
+    assert os.environ["CREWAI_TRACING_ENABLED"] == "false"
+    assert "OPENAI_API_KEY" not in os.environ
+    data_home = Path(os.environ["XDG_DATA_HOME"])
+    assert data_home.name == "data" and data_home.parent.name.startswith("pytest-flows-")
+    from crewai_core.paths import db_storage_path
+
+    # crewai's own storage (SQLite persistence, memory) resolves into it
+    assert Path(db_storage_path()).is_relative_to(data_home)
+
+
+def test_memory_needs_no_vector_store(flows: FlowsSession) -> None:
+    flow = Routing()
+    storage = type(flow.memory._storage).__name__ if flow.memory is not None else None
+    assert storage in {None, "NullMemoryStorage"}
+
+
+def test_network_guard_is_on_in_flows_tests(flows: FlowsSession) -> None:
+    assert socket.getaddrinfo.__module__ == "pytest_flows.network"
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    try:
+        with socket.create_connection(server.getsockname()):  # loopback stays allowed
+            pass
+    finally:
+        server.close()
+
+
+def test_network_guard_is_off_elsewhere() -> None:
+    assert socket.getaddrinfo.__module__ == "socket"
+
+
+def test_failure_report_shows_the_trace(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from dispatch_flows import Routing
+
+        def test_wrong_expectation(flows):
+            run = flows.run(Routing, inputs={{"priority": "high"}})
+            assert run.output == "queued"
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*- pytest-flows trace -*",
+            'flow started Routing inputs={"priority": "high"}',
+            "method started page trigger=escalate:page_oncall",
+        ]
+    )
+
+
+def test_seed_option_reaches_real_flows(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from dispatch_flows import FanOut
+
+        def test_order(flows):
+            run = flows.run(FanOut)
+            print("ORDER", run.state["log"], flows.seed)
+        """
+    )
+    orders = set()
+    for seed in ("0", "1", "2", "3", "5"):
+        result = pytester.runpytest_inprocess("-s", "-p", "no:randomly", f"--flows-seed={seed}")
+        result.assert_outcomes(passed=1)
+        line = "ORDER" + next(x for x in result.stdout.lines if "ORDER" in x).split("ORDER")[1]
+        assert line.endswith(f" {seed}")
+        orders.add(line.rsplit(" ", 1)[0])
+    assert "ORDER ['left', 'middle', 'right']" in orders
+    assert len(orders) > 1
