@@ -159,12 +159,13 @@ def test_a_failed_run_is_returned_with_raise_on_error_false(flows):
 
 
 def test_virtual_time_costs_nothing(flows):
-    started = time.monotonic()
+    # time.monotonic() reads the virtual clock in a flows test; the wall needs the OS clock
+    started = time.clock_gettime(time.CLOCK_MONOTONIC)
     run = flows.run(wf.build_counter(limit=5, pause=600), 1)
 
     assert run.outputs[-1] == "done at 5 after 5 visits"
     assert flows.clock.monotonic() == pytest.approx(2400.0)  # four 10-minute sleeps
-    assert time.monotonic() - started < 60
+    assert time.clock_gettime(time.CLOCK_MONOTONIC) - started < 60
 
 
 def test_streaming_run_collects_the_events(flows):

@@ -1,0 +1,127 @@
+"""Benchmarks for the foundation, measured side by side in one run.
+
+Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
+
+    .venv/bin/python tests/benchmarks/bench_harness.py
+
+It prints, each as medians of repeated runs:
+  1. a warm bare ``kickoff()`` of a 12-method flow vs the same under the harness (ratio);
+  2. the wall time of a flow that awaits 10 x 30 s of virtual latency;
+  3. the pytest start-up cost the plugin adds when no flow fixture is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "crewai"))
+os.environ.update(
+    OTEL_SDK_DISABLED="true",
+    CREWAI_DISABLE_TELEMETRY="true",
+    CREWAI_TRACING_ENABLED="false",
+    CREWAI_TESTING="true",
+    CREWAI_DISABLE_VERSION_CHECK="true",
+)
+
+from crewai.flow.flow import Flow, listen, start  # noqa: E402
+from dispatch_flows import Twelve  # noqa: E402
+
+from pytest_flows import FlowsSession  # noqa: E402
+from pytest_flows.loop import install_policy  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "60"))
+# The harness freezes time.perf_counter (virtual time); measure with the real one.
+_REAL = {"perf_counter": time.perf_counter}
+
+
+class Latency(Flow):
+    """Ten steps, each waiting 30 s (say, a slow LLM)."""
+
+    @start()
+    async def step0(self) -> int:
+        await asyncio.sleep(30)
+        return 0
+
+    @listen(step0)
+    async def step1(self, v: int) -> int:
+        for _ in range(9):
+            await asyncio.sleep(30)
+        return v + 9
+
+
+def median_seconds(fn: object, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = _REAL["perf_counter"]()
+        fn()  # type: ignore[operator]
+        samples.append(_REAL["perf_counter"]() - started)
+    return statistics.median(samples)
+
+
+def bare_kickoff() -> float:
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):  # Rich renders anyway; keep the terminal out
+        Twelve().kickoff()
+        return median_seconds(lambda: Twelve().kickoff(), RUNS)
+
+
+def harness_kickoff() -> float:
+    with install_policy(), FlowsSession(test_id="bench") as session:
+        Twelve().kickoff()
+        kickoff = median_seconds(lambda: Twelve().kickoff(), RUNS)
+        flows_run = median_seconds(lambda: session.run(Twelve), RUNS)
+    print(f"    (flows.run(Twelve) under the harness: {flows_run * 1000:.2f} ms)")
+    return kickoff
+
+
+def virtual_latency() -> tuple[float, float]:
+    with FlowsSession(test_id="bench-latency") as session:
+        started = _REAL["perf_counter"]()
+        session.run(Latency)
+        return _REAL["perf_counter"]() - started, session.clock.monotonic()
+
+
+def pytest_startup() -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        test = Path(tmp) / "test_plain.py"
+        test.write_text("def test_plain():\n    assert True\n")
+        base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)]
+
+        def once(extra: list[str]) -> float:
+            started = _REAL["perf_counter"]()
+            subprocess.run([*base, *extra], cwd=tmp, capture_output=True, check=True)
+            return _REAL["perf_counter"]() - started
+
+        with_plugin, without = [], []
+        for _ in range(7):  # interleaved, so drift hits both alike
+            with_plugin.append(once([]))
+            without.append(once(["-p", "no:flows"]))
+        return statistics.median(with_plugin), statistics.median(without)
+
+
+def main() -> None:
+    print(f"pytest-flows foundation benchmark (median of {RUNS} runs, Python {sys.version.split()[0]})")
+    bare = bare_kickoff()
+    harnessed = harness_kickoff()
+    print(f"1. 12-method flow kickoff(): bare {bare * 1000:.2f} ms, "
+          f"harness {harnessed * 1000:.2f} ms -> ratio {harnessed / bare:.2f}x (target <= 0.5x)")
+    wall, virtual = virtual_latency()
+    print(f"2. 10 x 30 s virtual latency: {virtual:.0f} virtual s in {wall:.3f} s wall "
+          "(target < 0.1 s)")
+    with_plugin, without = pytest_startup()
+    print(f"3. pytest start-up, one plain test: with plugin {with_plugin:.3f} s, "
+          f"-p no:flows {without:.3f} s -> plugin adds {(with_plugin - without) * 1000:+.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
