@@ -110,17 +110,24 @@ def pytest_startup() -> tuple[float, float]:
 
 
 def main() -> None:
-    print(f"pytest-flows foundation benchmark (median of {RUNS} runs, Python {sys.version.split()[0]})")
+    python = sys.version.split()[0]
+    print(f"pytest-flows foundation benchmark (median of {RUNS} runs, Python {python})")
     bare = bare_kickoff()
     harnessed = harness_kickoff()
-    print(f"1. 12-method flow kickoff(): bare {bare * 1000:.2f} ms, "
-          f"harness {harnessed * 1000:.2f} ms -> ratio {harnessed / bare:.2f}x (target <= 0.5x)")
+    print(
+        f"1. 12-method flow kickoff(): bare {bare * 1000:.2f} ms, "
+        f"harness {harnessed * 1000:.2f} ms -> ratio {harnessed / bare:.2f}x (target <= 0.5x)"
+    )
     wall, virtual = virtual_latency()
-    print(f"2. 10 x 30 s virtual latency: {virtual:.0f} virtual s in {wall:.3f} s wall "
-          "(target < 0.1 s)")
+    print(
+        f"2. 10 x 30 s virtual latency: {virtual:.0f} virtual s in {wall:.3f} s wall "
+        "(target < 0.1 s)"
+    )
     with_plugin, without = pytest_startup()
-    print(f"3. pytest start-up, one plain test: with plugin {with_plugin:.3f} s, "
-          f"-p no:flows {without:.3f} s -> plugin adds {(with_plugin - without) * 1000:+.0f} ms")
+    print(
+        f"3. pytest start-up, one plain test: with plugin {with_plugin:.3f} s, "
+        f"-p no:flows {without:.3f} s -> plugin adds {(with_plugin - without) * 1000:+.0f} ms"
+    )
 
 
 if __name__ == "__main__":
