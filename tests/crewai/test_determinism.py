@@ -109,3 +109,19 @@ def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
         outputs.append(done.stdout)
     assert outputs[0].count("flow finished") == 4
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_crew_agent_and_task_ids_repeat_for_the_same_test_and_seed() -> None:
+    from crewai import Agent, Crew, Task
+
+    def ids(seed: int) -> list[str]:
+        with FlowsSession(seed=seed, test_id="tests::crew-ids"):
+            agent = Agent(role="analyst", goal="analyse", backstory="careful", llm="gpt-4o-mini")
+            task = Task(description="analyse x", expected_output="a note", agent=agent)
+            crew = Crew(agents=[agent], tasks=[task])
+            return [str(agent.id), str(task.id), str(crew.id)]
+
+    first = ids(0)
+    assert ids(0) == first
+    assert len(set(first)) == 3
+    assert ids(1) != first
