@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from pytest_flows import _imports
+from pytest_flows import _imports, recording, snapshot
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.fakes import conversation, fake_crews, fake_llm, human  # noqa: F401
 from pytest_flows.loop import DeterministicEventLoopPolicy
+from pytest_flows.recording import llm_cassette  # noqa: F401
 from pytest_flows.session import SESSION_KEY, FlowsSession, session_of
 from pytest_flows.store import flow_store  # noqa: F401
 
@@ -71,6 +72,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("flows_all", "like --flows-all", type="bool", default=False)
     parser.addini("flows_seed", "default scheduler seed", default="0")
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
+    snapshot.addoption(parser)
+    recording.addoption(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -89,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("flows_seed") is None:
         config.option.flows_seed = _ini_seed(config)
     _install(config)
+    snapshot.configure(config)
+    recording.configure(config)
 
 
 def _install(config: pytest.Config) -> None:
