@@ -309,8 +309,9 @@ def explore(
     else:
         raise FlowsUsageError(
             f"explore() runs the flow once per seed, so it needs the flow class or a "
-            f"zero-argument factory (lambda: {type(target).__name__}(...)), not an instance: "
-            "an instance keeps what it completed and cannot run again."
+            f"zero-argument factory (lambda: MyFlow(...)), not an instance; got {target!r} "
+            f"({type(target).__qualname__}). An instance keeps what it completed and cannot "
+            "run again."
         )
     chosen = _check_seeds(seeds)
     runs: dict[int, FlowRun] = {}

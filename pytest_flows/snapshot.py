@@ -17,6 +17,7 @@ extension, opt in per assertion: ``snapshot.use_extension(FlowsSnapshotExtension
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import re
@@ -152,8 +153,34 @@ def _fields_block(header: str, value: Any, normalizer: Normalizer) -> _Block:
     return _Block(header, list(_field_lines(value, normalizer)))
 
 
+def _set_fields(state: Any) -> frozenset[str]:
+    """The top-level fields of ``state`` (a model or dict, as a flow holds it) that are sets."""
+    unwrap = getattr(state, "_unwrap", None)
+    if callable(unwrap):
+        state = unwrap()
+    fields = state.model_dump() if isinstance(state, BaseModel) else state
+    if not isinstance(fields, Mapping):
+        return frozenset()
+    return frozenset(str(k) for k, v in fields.items() if isinstance(v, set | frozenset))
+
+
+def _sorted_sets(stored: Any, set_fields: frozenset[str]) -> Any:
+    """``stored`` (decoded JSON) with the lists that were ``set`` fields sorted.
+
+    A codec stores a ``set`` as a list in iteration order, which for strings
+    changes with ``PYTHONHASHSEED``.
+    """
+    if not set_fields or not isinstance(stored, dict):
+        return stored
+    return {
+        key: sorted(value, key=_json) if key in set_fields and isinstance(value, list) else value
+        for key, value in stored.items()
+    }
+
+
 def _save_block(save: StateSave, normalizer: Normalizer) -> _Block:
-    block = _fields_block(f"save {save.index} after {save.method}", save.snapshot, normalizer)
+    header = f"save {save.index} after {save.method}"
+    block = _fields_block(header, _sorted_sets(save.snapshot, _set_fields(save.value)), normalizer)
     for change in save.lossy:
         block.body.append(f"lossy {normalizer.text(change.describe())}")
     return block
@@ -177,11 +204,12 @@ def _checkpoint_block(
     record: CheckpointRecord,
     normalizer: Normalizer,
     number: Callable[[str | None], str] | None = None,
+    set_fields: frozenset[str] = frozenset(),
 ) -> _Block:
     def own(parent: str | None) -> str:
         return "none" if parent is None else normalizer.text(parent)
 
-    state = record.state if record.state is not None else {}
+    state = _sorted_sets(record.state if record.state is not None else {}, set_fields)
     return _fields_block(_checkpoint_header(record, number or own), state, normalizer)
 
 
@@ -340,6 +368,7 @@ class CheckpointRoundTrip:
     restored_error: BaseException | None
     same_state: bool
     same_output: bool
+    set_fields: frozenset[str] = frozenset()
 
     @property
     def checkpoint(self) -> CheckpointRecord:
@@ -358,13 +387,14 @@ class CheckpointRoundTrip:
             f"CheckpointRoundTrip {self.flow} checkpoint {self.index + 1} of "
             f"{len(self.checkpoints)}"
         )
-        block.body.append(_checkpoint_block(self.checkpoint, normalizer, number))
+        block.body.append(_checkpoint_block(self.checkpoint, normalizer, number, self.set_fields))
         block.body.append(_trace_block(self.restored_trace, "restored run:"))
         if self.restored_error is not None:
             block.body.append(f"error: {_error_text(self.restored_error, normalizer)}")
         else:
             block.body.append(f"output: {_json(_plain(self.restored_output, normalizer))}")
-        block.body.append(_fields_block("final state:", self.restored_state, normalizer))
+        final = _sorted_sets(self.restored_state, self.set_fields)
+        block.body.append(_fields_block("final state:", final, normalizer))
         same = [
             f"state {'same' if self.same_state else 'DIFFERENT'}",
             f"output {'same' if self.same_output else 'DIFFERENT'}",
@@ -418,6 +448,7 @@ def checkpoint_round_trip(
             f"checkpoint(s); pass 0..{len(written) - 1}."
         )
     restored = ops.restore(flow, written[checkpoint])
+    set_fields = _flow_set_fields(ops, flow)
     return CheckpointRoundTrip(
         flow=ops.describe(flow),
         index=checkpoint,
@@ -426,6 +457,20 @@ def checkpoint_round_trip(
         restored_state=restored.state,
         restored_output=restored.output,
         restored_error=restored.error,
-        same_state=normalized(restored.state) == normalized(baseline.state),
+        same_state=normalized(_sorted_sets(restored.state, set_fields))
+        == normalized(_sorted_sets(baseline.state, set_fields)),
         same_output=normalized(restored.output) == normalized(baseline.output),
+        set_fields=set_fields,
     )
+
+
+def _flow_set_fields(ops: Any, flow: Any) -> frozenset[str]:
+    """The set fields of a fresh instance's state (runs outlive the sets they stored as lists)."""
+    instance = getattr(ops, "instance", None)
+    if not callable(instance):
+        return frozenset()
+    try:
+        sample = contextvars.copy_context().run(instance, flow)
+        return _set_fields(getattr(sample, "state", None))
+    except Exception:
+        return frozenset()

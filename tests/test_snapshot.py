@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 import textwrap
 import uuid
 
@@ -318,3 +321,27 @@ def test_the_extension_is_the_default_unless_the_project_chose_another(
     pytester.makepyfile(EXTENSION_TEST.format(name=name))
     result = pytester.runpytest("-p", "no:randomly", *options)
     result.assert_outcomes(passed=1)
+
+
+# -- known gap (pytest_flows/trace.py, not this extension) -----------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="trace.render_value renders a set nested in a dict or model via repr/JSON mode, "
+    "in hash order; sort sets in render_value to fix (then drop this marker)",
+)
+def test_a_set_inside_a_traced_value_renders_the_same_under_every_hash_seed() -> None:
+    code = (
+        "from pytest_flows.trace import render_value;"
+        "print(render_value({'tags': {'alpha', 'beta', 'gamma', 'delta', 'omega'}}))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(1, 7)
+    }
+    assert len(outputs) == 1, outputs

@@ -1,0 +1,130 @@
+"""Snapshots are byte-for-byte stable across PYTHONHASHSEED values, pytest-xdist workers,
+random test order and scheduler seeds that do not change the order (subprocess runs)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+FLOWS = """
+from crewai.flow.flow import Flow, listen, or_, start
+from crewai.flow.persistence import persist
+from pydantic import BaseModel
+
+
+class LedgerState(BaseModel):
+    entries: list[str] = []
+    tags: set[str] = set()
+    total: int = 0
+
+
+@persist()
+class LedgerFlow(Flow[LedgerState]):
+    @start()
+    def open(self):
+        self.state.entries.append("open")
+        self.state.tags |= {"zeta", "alpha", "mu", "beta", "kappa", "omega"}
+        return sorted(self.state.tags)
+
+    @listen(open)
+    def add(self, _):
+        self.state.total += 5
+        return {"total": self.state.total, "tags": len(self.state.tags)}
+
+    @listen(add)
+    def close(self, _):
+        self.state.entries.append("close")
+        return "closed"
+
+
+class SyncRace(Flow):
+    @start()
+    def kick(self):
+        return "go"
+
+    @listen(kick)
+    def alpha(self, _):
+        return "alpha"
+
+    @listen(kick)
+    def beta(self, _):
+        return "beta"
+
+    @listen(kick)
+    def gamma(self, _):
+        return "gamma"
+
+    @listen(or_(alpha, beta, gamma))
+    def crown(self, value):
+        return value
+"""
+
+TESTS = """
+from stable_flows import LedgerFlow, SyncRace
+
+from pytest_flows.races import explore
+from pytest_flows.snapshot import checkpoint_round_trip
+
+
+def test_trace(flows, snapshot):
+    assert flows.run(LedgerFlow).trace == snapshot
+
+
+def test_run(flows, snapshot):
+    assert flows.run(LedgerFlow) == snapshot
+
+
+def test_history(flows, flow_store, snapshot):
+    run = flows.run(LedgerFlow)
+    assert flow_store.history(run.state.id) == snapshot
+
+
+def test_checkpoint_round_trip(flows, flow_store, snapshot):
+    assert checkpoint_round_trip(flows, flow_store, LedgerFlow, checkpoint=0) == snapshot
+
+
+def test_race_outcomes(flows, snapshot):
+    assert explore(flows, SyncRace, seeds=range(10)) == snapshot
+"""
+
+
+def _project(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(stable_flows=FLOWS, test_stable=TESTS)
+
+
+def _snapshot_bytes(pytester: pytest.Pytester) -> bytes:
+    return (pytester.path / "__snapshots__" / "test_stable.ambr").read_bytes()
+
+
+def test_snapshots_are_byte_identical_across_hash_seeds_workers_and_orders(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(pytester)
+
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    serial = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+    serial.assert_outcomes(passed=5)
+    written = _snapshot_bytes(pytester)
+    text = written.decode()
+    assert '"alpha", "beta", "kappa", "mu", "omega", "zeta"' in text  # sets: sorted
+    assert "or(alpha, beta, gamma): won" in text
+
+    # Another hash seed, two xdist workers, random order, another scheduler seed:
+    # every snapshot still matches.
+    monkeypatch.setenv("PYTHONHASHSEED", "4242")
+    checked = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "randomly", "--randomly-seed=7", "--flows-seed=3"
+    )
+    checked.assert_outcomes(passed=5)
+    assert _snapshot_bytes(pytester) == written
+
+    # Written from scratch under xdist and yet another hash seed: the same bytes.
+    shutil.rmtree(pytester.path / "__snapshots__")
+    monkeypatch.setenv("PYTHONHASHSEED", "987")
+    rewritten = pytester.runpytest_subprocess(
+        "--snapshot-update", "-n", "2", "-p", "randomly", "--randomly-seed=99"
+    )
+    rewritten.assert_outcomes(passed=5)
+    assert _snapshot_bytes(pytester) == written
