@@ -53,11 +53,11 @@ def test_a_failed_racer_is_reported_and_the_other_wins(flows):
 
 
 def test_exploring_seeds_finds_every_possible_winner(flows):
-    outcomes = explore(flows, SyncRace, seeds=range(12))
+    outcomes = explore(flows, SyncRace, seeds=range(48))
 
     assert outcomes.winners == {"alpha", "beta", "gamma"}
     assert outcomes.race_names == ["or(alpha, beta, gamma)"]
-    assert len(outcomes) > 1 and sum(len(s) for s in outcomes.outcomes.values()) == 12
+    assert len(outcomes) > 1 and sum(len(s) for s in outcomes.outcomes.values()) == 48
     for seed in outcomes.seeds_where("gamma"):
         assert race_of(outcomes.runs[seed]).won == "gamma"
     # A seed found by exploring reproduces on its own.

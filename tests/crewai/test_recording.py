@@ -288,3 +288,36 @@ def test_a_bad_marker_is_a_clear_error(pytester: pytest.Pytester) -> None:
             "*@pytest.mark.recorded got unknown argument(s) cassete; it accepts cassette*",
         ]
     )
+
+
+KEYS_TEST = """
+import os
+
+import pytest
+
+from pytest_flows.recording import REPLAY_KEY
+
+
+def test_plain(flows):
+    assert "OPENAI_API_KEY" not in os.environ  # hidden from every test
+
+
+@pytest.mark.recorded
+def test_may_record():
+    assert os.environ["OPENAI_API_KEY"] == "sk-session-key-123456789"
+
+
+@pytest.mark.recorded(record_mode="none")
+def test_replays_only():
+    assert os.environ["OPENAI_API_KEY"] == REPLAY_KEY
+"""
+
+
+def test_provider_keys_come_back_only_while_a_test_may_record(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_keys=KEYS_TEST)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-session-key-123456789")
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=3)

@@ -82,7 +82,7 @@ def test_a_checkpoint_round_trip(flows, flow_store, snapshot):
 
 
 def test_the_possible_winners_of_a_race(flows, snapshot):
-    outcomes = explore(flows, SyncRace, seeds=range(12))
+    outcomes = explore(flows, SyncRace, seeds=range(48))
 
     assert outcomes.winners == {"alpha", "beta", "gamma"}
     assert outcomes == snapshot
