@@ -321,3 +321,27 @@ def test_provider_keys_come_back_only_while_a_test_may_record(
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-session-key-123456789")
     pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=3)
+
+
+def test_recording_from_a_host_the_flows_guard_refuses_names_the_fix(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # .invalid never resolves (RFC 6761), and the request is refused before any lookup.
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(
+        """
+        import httpx
+        import pytest
+
+        @pytest.mark.recorded
+        def test_blocked(flows):
+            httpx.post("https://llm.invalid/v1/chat/completions", json={"messages": []})
+        """
+    )
+    monkeypatch.delenv("CI", raising=False)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "recording POST https://llm.invalid/v1/chat/completions needs the network" in output
+    assert "@pytest.mark.flows(allow_hosts=['llm.invalid'])" in output
+    assert not (pytester.path / "cassettes").exists()
