@@ -489,6 +489,15 @@ def _drift_message(recording: Recording, request: Any) -> str:
         "  pytest --flows-record-mode=all <this test>            (re-records everything)\n"
         "and commit the cassette. In CI (CI is set) cassettes are only replayed."
     )
+    if not data:
+        return (
+            head
+            + "There is no recorded interaction to replay"
+            + ("" if recording.path.exists() else " (the cassette file does not exist)")
+            + ": record it first, on a machine with access to the provider:\n"
+            "  pytest --flows-record-mode=once <this test>\n"
+            "and commit the cassette. In CI (CI is set) cassettes are only replayed."
+        )
     exhausted = [
         index
         for index, recorded in same_place

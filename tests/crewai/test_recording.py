@@ -178,6 +178,14 @@ def test_a_host_the_guard_refuses_is_not_recorded(tmp_path):
     assert not (tmp_path / "c.yaml").exists()
 
 
+def test_replaying_a_cassette_that_does_not_exist_says_to_record_it(tmp_path):
+    with LoopbackOpenAI() as server:  # noqa: SIM117
+        with pytest.raises(PromptDriftError, match=r"the cassette file does not exist\): record"):
+            with use_cassette(tmp_path / "missing.yaml", record_mode="none"):
+                httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})
+    assert server.requests == []
+
+
 def test_bad_cassettes_and_options_are_usage_errors(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("interactions: [unclosed\n")
