@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 __all__ = ["Trace", "TraceEvent", "render_value"]
 
@@ -20,21 +21,38 @@ __all__ = ["Trace", "TraceEvent", "render_value"]
 MAX_VALUE_CHARS = 120
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` with every set turned into a sorted list, recursively.
+
+    Sets iterate in hash order, which changes with PYTHONHASHSEED; a trace must not.
+    """
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="python")
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [_canonical(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(to_jsonable_python(v, fallback=repr)))
+    return value
+
+
 def render_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     """A short, stable text form of ``value`` for a trace line.
 
-    Pydantic models and dicts render as JSON with sorted keys, so the text does
-    not depend on insertion or hash order; everything else uses ``repr``.
+    Pydantic models and containers render as JSON with sorted keys and sorted
+    sets, so the text depends neither on insertion nor on hash order; anything
+    else uses ``repr``.
     """
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    if isinstance(value, dict | list | tuple):
+    if isinstance(value, set | frozenset):
+        text = "{" + ", ".join(sorted(repr(v) for v in value)) + "}"
+    elif isinstance(value, BaseModel | dict | list | tuple):
         try:
-            text = json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
+            jsonable = to_jsonable_python(_canonical(value), fallback=repr)
+            text = json.dumps(jsonable, sort_keys=True, ensure_ascii=False)
         except (TypeError, ValueError):
             text = repr(value)
-    elif isinstance(value, set | frozenset):
-        text = "{" + ", ".join(sorted(repr(v) for v in value)) + "}"
     else:
         text = repr(value)
     text = text.replace("\n", "\\n")

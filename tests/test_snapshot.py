@@ -324,11 +324,6 @@ def test_the_extension_is_the_default_unless_the_project_chose_another(
 
 
 # -- known gap (pytest_flows/trace.py, not this extension) -----------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="trace.render_value renders a set nested in a dict or model via repr/JSON mode, "
-    "in hash order; sort sets in render_value to fix (then drop this marker)",
-)
 def test_a_set_inside_a_traced_value_renders_the_same_under_every_hash_seed() -> None:
     code = (
         "from pytest_flows.trace import render_value;"

@@ -43,3 +43,13 @@ def test_diff_shows_what_changed() -> None:
     diff = before.diff(after)
     assert "-method started a" in diff and "+method started b" in diff
     assert before.diff(before) == ""
+
+
+class Tagged(BaseModel):
+    tags: set[str]
+
+
+def test_sets_inside_values_render_sorted() -> None:
+    assert render_value({"tags": {"b", "c", "a"}}) == '{"tags": ["a", "b", "c"]}'
+    assert render_value(Tagged(tags={"z", "y"})) == '{"tags": ["y", "z"]}'
+    assert render_value([{3, 1, 2}]) == "[[1, 2, 3]]"
