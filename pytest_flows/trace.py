@@ -21,19 +21,24 @@ __all__ = ["Trace", "TraceEvent", "render_value"]
 MAX_VALUE_CHARS = 120
 
 
-def _canonical(value: Any) -> Any:
+def _canonical(value: Any, seen: frozenset[int] = frozenset()) -> Any:
     """``value`` with every set turned into a sorted list, recursively.
 
     Sets iterate in hash order, which changes with PYTHONHASHSEED; a trace must not.
+    A container that contains itself raises ValueError (the caller falls back to repr).
     """
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="python")
+    if isinstance(value, dict | list | tuple | set | frozenset):
+        if id(value) in seen:
+            raise ValueError("circular reference")
+        seen = seen | {id(value)}
     if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
+        return {k: _canonical(v, seen) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
+        return [_canonical(v, seen) for v in value]
     if isinstance(value, set | frozenset):
-        items = [_canonical(v) for v in value]
+        items = [_canonical(v, seen) for v in value]
         return sorted(items, key=lambda v: json.dumps(to_jsonable_python(v, fallback=repr)))
     return value
 

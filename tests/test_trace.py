@@ -53,3 +53,9 @@ def test_sets_inside_values_render_sorted() -> None:
     assert render_value({"tags": {"b", "c", "a"}}) == '{"tags": ["a", "b", "c"]}'
     assert render_value(Tagged(tags={"z", "y"})) == '{"tags": ["y", "z"]}'
     assert render_value([{3, 1, 2}]) == "[[1, 2, 3]]"
+
+
+def test_a_value_that_contains_itself_falls_back_to_repr() -> None:
+    loop: list[object] = []
+    loop.append(loop)
+    assert render_value({"loop": loop}) == "{'loop': [[...]]}"
