@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_flows import _imports, recording, snapshot
+from pytest_flows._markers import marker_settings
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.fakes import conversation, fake_crews, fake_llm, human  # noqa: F401
 from pytest_flows.loop import DeterministicEventLoopPolicy
@@ -179,20 +180,7 @@ def _wants_harness(item: pytest.Item) -> bool:
 
 def _session_for(item: pytest.Item) -> FlowsSession:
     config = item.config
-    settings: dict[str, Any] = {}
-    for marker in reversed(list(item.iter_markers("flows"))):  # closest marker wins
-        if marker.args:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.flows takes keyword arguments only "
-                f"({', '.join(MARKER_KWARGS)}), got positional {marker.args!r}"
-            )
-        unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
-        if unknown:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.flows got unknown argument(s) "
-                f"{', '.join(unknown)}; it accepts {', '.join(MARKER_KWARGS)}"
-            )
-        settings.update(marker.kwargs)
+    settings = marker_settings(item, "flows", MARKER_KWARGS)
     seed = settings.get("seed", config.getoption("flows_seed"))
     if seed is None:
         seed = 0

@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
+from pytest_flows._markers import marker_settings
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import Normalizer
 from pytest_flows.network import is_loopback
@@ -774,24 +775,7 @@ def _wants_recording(item: pytest.Item) -> bool:
 
 
 def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
-    for marker in reversed(list(item.iter_markers("recorded"))):  # closest marker wins
-        args = list(marker.args)
-        if len(args) > 1:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.recorded takes at most one positional argument "
-                f"(the cassette name), got {marker.args!r}"
-            )
-        unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
-        if unknown:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.recorded got unknown argument(s) "
-                f"{', '.join(unknown)}; it accepts {', '.join(MARKER_KWARGS)}"
-            )
-        if args:
-            settings["cassette"] = args[0]
-        settings.update(marker.kwargs)
-    return settings
+    return marker_settings(item, "recorded", MARKER_KWARGS, positional="cassette")
 
 
 def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
