@@ -831,6 +831,9 @@ class _RecordingHooks:
         path = cassette_path(item, settings.get("cassette"))
         match_on = settings.get("match_on") or DEFAULT_MATCH_ON
         try:
+            if settings.get("record_mode") is not None:
+                # checked even when CI or the command line overrides it
+                _check_options(settings["record_mode"], match_on)
             mode, match_on = _check_options(mode, match_on)
         except FlowsUsageError as exc:
             raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.recorded: {exc}") from None
