@@ -160,28 +160,30 @@ def is_router(flow: Any, method: str) -> bool:
 
 
 def check_patch_points() -> None:
-    """Raise AssertionError naming the first private crewai seam that moved."""
+    """Raise AssertionError naming every private crewai seam of the harness that moved.
+
+    Covers the foundation's seams here and calls the fakes', humans' and
+    store's own checks, so one call vets every patch pytest-flows makes.
+    """
     bus: Any = crewai_event_bus
     problems = []
-    for attr in ("_ensure_executor_initialized", "_sync_executor"):
-        if not hasattr(bus, attr) and attr != "_sync_executor":
-            problems.append(f"crewai_event_bus.{attr}")
+    for attr in ("_ensure_executor_initialized", "reset_runtime_state"):
+        if not callable(getattr(bus, attr, None)):
+            problems.append(f"crewai_event_bus.{attr}() is gone")
     params = list(inspect.signature(_original_racing).parameters)
-    if params[:5] != [
-        "self",
-        "racing_listeners",
-        "other_listeners",
-        "result",
-        "triggering_event_id",
-    ]:
+    expected = ["self", "racing_listeners", "other_listeners", "result", "triggering_event_id"]
+    if params[:5] != expected:
         problems.append(f"Flow._execute_racing_listeners signature is now {params}")
     source = inspect.getsource(_original_racing)
     if "self._execute_single_listener(" not in source or "as_completed" not in source:
         problems.append("Flow._execute_racing_listeners no longer races via as_completed")
-    if not hasattr(Flow, "_definition") and "_definition" not in getattr(
-        Flow, "__private_attributes__", {}
-    ):
-        problems.append("Flow._definition")
+    from crewai.flow.flow_definition import FlowDefinition, FlowMethodDefinition
+
+    missing = {"start", "listen", "router"} - set(FlowMethodDefinition.model_fields)
+    if missing or "methods" not in FlowDefinition.model_fields:
+        problems.append("FlowDefinition.methods[...].start/listen/router moved")
+    if "_definition" not in inspect.getsource(Flow._listener_methods):
+        problems.append("Flow no longer keeps its graph in self._definition")
     emit_source = inspect.getsource(type(bus).emit)
     if "self._sync_executor.submit(" not in emit_source:
         problems.append("CrewAIEventsBus.emit no longer submits sync handlers to _sync_executor")
@@ -189,9 +191,9 @@ def check_patch_points() -> None:
         raise AssertionError(
             "pytest-flows' crewai patch points moved (crewai upgrade?): " + "; ".join(problems)
         )
-
-
-# -- seams the fakes use (pytest_flows.crewai.llm / crews / human) ---------------------
+    check_fake_patch_points()
+    check_human_patch_points()
+    check_store_patch_points()
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
