@@ -268,6 +268,17 @@ def install_policy() -> Iterator[DeterministicEventLoopPolicy]:
         asyncio.set_event_loop_policy(previous)
 
 
+@contextlib.contextmanager
+def ensure_policy() -> Iterator[None]:
+    """Install the policy for the block unless it already is (a conftest may have
+    installed another one, e.g. uvloop's, after the plugin did)."""
+    if isinstance(asyncio.get_event_loop_policy(), DeterministicEventLoopPolicy):
+        yield
+        return
+    with install_policy():
+        yield
+
+
 def run(coro: Any, scheduler: Scheduler) -> Any:
     """Run ``coro`` to completion on a fresh deterministic loop under ``scheduler``."""
     with activate(scheduler), asyncio.Runner(loop_factory=DeterministicEventLoop) as runner:

@@ -54,6 +54,7 @@ class FlowsSession:
     # -- lifecycle -----------------------------------------------------------
     def open(self) -> FlowsSession:
         stack = self._stack
+        stack.enter_context(_loop.ensure_policy())
         stack.enter_context(_loop.activate(self.scheduler))
         stack.enter_context(seeded_uuids(f"{self.test_id}:{self.scheduler.seed}"))
         stack.enter_context(frozen_wall_clock(self.scheduler.clock, self.epoch))

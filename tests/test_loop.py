@@ -186,3 +186,20 @@ def test_order_is_identity_for_seed_zero_and_a_permutation_otherwise() -> None:
     shuffled = Scheduler(seed=3).order(items)
     assert sorted(shuffled) == items
     assert shuffled == Scheduler(seed=3).order(items)
+
+
+def test_a_flows_session_reinstalls_the_policy_a_conftest_replaced() -> None:
+    from pytest_flows import FlowsSession
+
+    previous = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
+    try:
+
+        async def kind() -> bool:
+            return bool(getattr(asyncio.get_running_loop(), "deterministic", False))
+
+        with FlowsSession(test_id="policy"):
+            assert asyncio.run(kind()) is True
+        assert type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy
+    finally:
+        asyncio.set_event_loop_policy(previous)
