@@ -164,11 +164,7 @@ class FlowsSession:
         self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any
     ) -> FlowRun:
         """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
-        if not self._open:
-            raise FlowsUsageError(
-                "this flows harness is closed: flows.run()/arun() work only during the test "
-                "that requested the `flows` fixture."
-            )
+        self._require_open()
         adapter = self.adapter_for(target)
         running = asyncio.get_running_loop()
         if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
@@ -181,13 +177,16 @@ class FlowsSession:
             result = await asyncio.wrap_future(future)
         return self._finish(result, raise_on_error)
 
-    def run(self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any) -> FlowRun:
-        """Run ``target`` to completion on a fresh deterministic loop."""
+    def _require_open(self) -> None:
         if not self._open:
             raise FlowsUsageError(
                 "this flows harness is closed: flows.run()/arun() work only during the test "
                 "that requested the `flows` fixture."
             )
+
+    def run(self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any) -> FlowRun:
+        """Run ``target`` to completion on a fresh deterministic loop."""
+        self._require_open()
         adapter = self.adapter_for(target)
         try:
             asyncio.get_running_loop()
