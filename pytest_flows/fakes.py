@@ -1,9 +1,10 @@
-"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``, ``conversation``.
+"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``, ``conversation``, ``flow_store``.
 
 Each fixture builds its fake, binds it in the test's harness (every active
 framework adapter installs it) and, at teardown, fails the test for scripted
-replies nobody used. Framework modules are imported inside the fixtures only,
-so importing this module never imports a framework.
+replies nobody used. Implementations are imported inside the fixtures only:
+the plugin imports this module at start-up, and a run that uses no fake must
+pay for neither a framework nor pydantic.
 """
 
 from __future__ import annotations
@@ -11,16 +12,29 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import ScriptedHuman
-from pytest_flows.script import Script, errors_raised
-from pytest_flows.session import session_of
 
-__all__ = ["conversation", "fake_crews", "fake_llm", "human"]
+if TYPE_CHECKING:
+    from pytest_flows.script import Script
+    from pytest_flows.store import FlowStore
+
+__all__ = ["conversation", "fake_crews", "fake_llm", "flow_store", "human"]
+
+
+def session_of(request: pytest.FixtureRequest) -> Any:
+    from pytest_flows.session import session_of
+
+    return session_of(request)
+
+
+def errors_raised() -> int:
+    from pytest_flows.script import errors_raised
+
+    return errors_raised()
 
 
 def _require(framework: str, fixture: str) -> None:
@@ -85,6 +99,8 @@ def human(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted human answers: ``human.on(method="review").answer("approved")``."""
     session = session_of(request)
     before = errors_raised()
+    from pytest_flows.human_script import ScriptedHuman
+
     fake = ScriptedHuman(session)
     session.bind("human", fake)
     yield fake
@@ -101,3 +117,19 @@ def conversation(request: pytest.FixtureRequest, fake_llm: Any) -> Iterator[Any]
     chats = Conversation(session, fake_llm)
     with install(chats):
         yield chats
+
+
+@pytest.fixture
+def flow_store(request: pytest.FixtureRequest) -> Iterator[FlowStore]:
+    """An in-memory store behind ``@persist``, pending feedback and checkpoints.
+
+    Every save goes through the framework's production codec; inspect it with
+    ``flow_store.history(run.state.id)``, ``flow_store.checkpoints()``, ...
+    """
+    from pytest_flows.store import FlowStore
+
+    session = session_of(request)
+    store = FlowStore(session)
+    session.bind("store", store)
+    yield store
+    store.verify()

@@ -11,18 +11,20 @@ import tempfile
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_flows import _imports, recording, snapshot
+from pytest_flows import _imports, recording, syrupy_extension
 from pytest_flows._markers import marker_settings
+from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
-from pytest_flows.fakes import conversation, fake_crews, fake_llm, human  # noqa: F401
+from pytest_flows.fakes import conversation, fake_crews, fake_llm, flow_store, human  # noqa: F401
 from pytest_flows.loop import DeterministicEventLoopPolicy
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
 from pytest_flows.recording import llm_cassette  # noqa: F401
-from pytest_flows.session import SESSION_KEY, FlowsSession, session_of
-from pytest_flows.store import flow_store  # noqa: F401
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset(
@@ -73,7 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("flows_all", "like --flows-all", type="bool", default=False)
     parser.addini("flows_seed", "default scheduler seed", default="0")
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
-    snapshot.addoption(parser)
+    syrupy_extension.addoption(parser)
     recording.addoption(parser)
 
 
@@ -93,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("flows_seed") is None:
         config.option.flows_seed = _ini_seed(config)
     _install(config)
-    snapshot.configure(config)
+    syrupy_extension.configure(config)
     recording.configure(config)
 
 
@@ -189,6 +191,8 @@ def _session_for(item: pytest.Item) -> FlowsSession:
             f"{item.nodeid}: @pytest.mark.flows(seed=...) expects a whole number >= 0, got {seed!r}"
         )
     hosts = [*config.getini("flows_allow_hosts"), *settings.get("allow_hosts", ())]
+    from pytest_flows.session import FlowsSession  # pydantic and friends: only when used
+
     return FlowsSession(
         seed=seed,
         test_id=item.nodeid,
@@ -223,4 +227,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.fixture
 def flows(request: pytest.FixtureRequest) -> FlowsSession:
     """The pytest-flows harness of this test: ``flows.run(MyFlow, inputs={...})``."""
+    from pytest_flows.session import session_of
+
     return session_of(request)

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pytest_flows import loop as _loop
+from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, Adapter, load_adapter
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
@@ -231,10 +232,6 @@ class FlowsSession:
 
 def _indent(text: str) -> str:
     return "".join(f"    {line}\n" for line in text.splitlines())
-
-
-#: Where the plugin keeps the open session of a test item.
-SESSION_KEY = __import__("pytest").StashKey["FlowsSession"]()
 
 
 def session_of(request: Any) -> FlowsSession:

@@ -26,21 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
-from syrupy.extensions.amber import (
-    AmberDataSerializer,
-    AmberDataSerializerPlugin,
-    AmberSnapshotExtension,
-)
 
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import Normalizer
 from pytest_flows.run import FlowRun
 from pytest_flows.store import CheckpointRecord, FlowStore, PendingFeedback, StateSave
+from pytest_flows.syrupy_extension import (  # re-exported: the extension's public home
+    FlowsAmberSerializer,
+    FlowsSnapshotExtension,
+)
 from pytest_flows.trace import Trace, TraceEvent
 
 if TYPE_CHECKING:
-    import pytest
-
     from pytest_flows.session import FlowsSession
 
 __all__ = [
@@ -51,9 +48,6 @@ __all__ = [
     "normalized",
     "snapshot_text",
 ]
-
-#: The dotted path the plugin hands syrupy as its default extension.
-EXTENSION_PATH = "pytest_flows.snapshot.FlowsSnapshotExtension"
 
 _INDENT = "  "
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -300,52 +294,6 @@ def snapshot_text(data: Any) -> str:
             "in normalized(...) and compare it with the snapshot directly."
         )
     return "\n".join(block.lines())
-
-
-# -- syrupy --------------------------------------------------------------------------------
-class FlowsSerializerPlugin(AmberDataSerializerPlugin):
-    """Serializes pytest-flows values for the amber serializer."""
-
-    @classmethod
-    def is_data_serializable(cls, data: Any) -> bool:
-        return _block_of(data) is not None
-
-    @classmethod
-    def serialize(cls, data: Any, **kwargs: Any) -> str:
-        block = _block_of(data)
-        assert block is not None  # checked by is_data_serializable
-        return "\n".join(block.lines(int(kwargs.get("depth", 0))))
-
-
-class FlowsAmberSerializer(AmberDataSerializer):
-    """Amber, plus readable text for pytest-flows values (same file format, same version)."""
-
-    serializer_plugins = (FlowsSerializerPlugin,)
-
-
-class FlowsSnapshotExtension(AmberSnapshotExtension):
-    """syrupy's amber extension with :class:`FlowsAmberSerializer`."""
-
-    serializer_class = FlowsAmberSerializer
-
-
-def addoption(parser: pytest.Parser) -> None:
-    parser.addini(
-        "flows_snapshots",
-        "make pytest-flows' snapshot extension syrupy's default (amber, plus readable "
-        "traces, runs, state histories, checkpoints and race outcomes)",
-        type="bool",
-        default=True,
-    )
-
-
-def configure(config: pytest.Config) -> None:
-    """Make :class:`FlowsSnapshotExtension` syrupy's default unless the project chose one."""
-    option = config.option
-    if not hasattr(option, "default_extension"):
-        return  # syrupy is not active (-p no:syrupy)
-    if option.default_extension is None and bool(config.getini("flows_snapshots")):
-        option.default_extension = EXTENSION_PATH
 
 
 # -- checkpoint round trips --------------------------------------------------------------------

@@ -22,7 +22,6 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import pytest
 from pydantic import BaseModel
 
 from pytest_flows.codec import FieldChange, diff_snapshots
@@ -46,7 +45,6 @@ __all__ = [
     "StoreCorruptedError",
     "StoreError",
     "decode_stored",
-    "flow_store",
 ]
 
 
@@ -709,19 +707,3 @@ def _as_snapshot(value: Any) -> Any:
         f"flow_store.diff() compares saves, checkpoints, runs and states; got "
         f"{type(value).__qualname__}."
     )
-
-
-@pytest.fixture
-def flow_store(request: pytest.FixtureRequest) -> Iterator[FlowStore]:
-    """An in-memory store behind ``@persist``, pending feedback and checkpoints.
-
-    Every save goes through the framework's production codec; inspect it with
-    ``flow_store.history(run.state.id)``, ``flow_store.checkpoints()``, ...
-    """
-    from pytest_flows.session import session_of
-
-    session = session_of(request)
-    store = FlowStore(session)
-    session.bind("store", store)
-    yield store
-    store.verify()

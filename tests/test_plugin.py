@@ -20,6 +20,18 @@ def test_importing_pytest_flows_does_not_import_a_framework() -> None:
     assert done.stdout.strip() == "clean"
 
 
+def test_loading_the_plugin_defers_pydantic_and_the_fixture_implementations() -> None:
+    # start-up cost: a run that uses no flows fixture should not pay for them
+    code = (
+        "import sys, pytest_flows.plugin\n"
+        "heavy = ('pydantic', 'pytest_flows.session', 'pytest_flows.store',"
+        " 'pytest_flows.snapshot')\n"
+        "print(','.join(m for m in heavy if m in sys.modules) or 'light')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "light"
+
+
 def test_a_run_without_flow_fixtures_pays_no_framework_import(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -1,0 +1,10 @@
+"""Where the plugin keeps a test's open harness (a light module: no pydantic, no framework)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+#: The open :class:`~pytest_flows.session.FlowsSession` of a test item.
+SESSION_KEY = pytest.StashKey[Any]()
