@@ -98,6 +98,12 @@ class ChatSession:
         return self
 
     # -- turns -------------------------------------------------------------------------
+    def _script(self, route: str | None, answer: str | None) -> None:
+        if route is not None:
+            self.route_to(route)
+        if answer is not None:
+            self.answer_with(answer)
+
     def send(
         self,
         message: str,
@@ -107,10 +113,7 @@ class ChatSession:
         **turn_kwargs: Any,
     ) -> Turn:
         """One ``handle_turn``; ``route=``/``answer=`` script the router / converse LLM first."""
-        if route is not None:
-            self.route_to(route)
-        if answer is not None:
-            self.answer_with(answer)
+        self._script(route, answer)
         before = len(self.transcript.turns)
         # A failing turn raises here, recorded in the transcript with its error.
         result = self.flow.handle_turn(message, session_id=self.session_id, **turn_kwargs)
@@ -127,10 +130,7 @@ class ChatSession:
         **turn_kwargs: Any,
     ) -> Turn:
         """One ``stream_turn``: the turn with its ``frames`` in order and its ``result``."""
-        if route is not None:
-            self.route_to(route)
-        if answer is not None:
-            self.answer_with(answer)
+        self._script(route, answer)
         before = len(self.transcript.turns)
         stream = self.flow.stream_turn(message, session_id=self.session_id, **turn_kwargs)
         frames: list[Frame] = []

@@ -46,6 +46,17 @@ class InlineExecutor:
         return None
 
 
+@contextlib.contextmanager
+def _replaced(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name = value`` for the block; the original comes back however it exits."""
+    original = owner.__dict__[name]
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
 def start_event_bus() -> None:
     bus: Any = crewai_event_bus
     bus._ensure_executor_initialized()
@@ -123,11 +134,8 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
             else:
                 self.__dict__["_execute_single_listener"] = single
 
-    setattr(Flow, "_execute_racing_listeners", racing)  # noqa: B010 - the patch
-    try:
+    with _replaced(Flow, "_execute_racing_listeners", racing):
         yield
-    finally:
-        setattr(Flow, "_execute_racing_listeners", _original_racing)  # noqa: B010
 
 
 def render_condition(condition: Any) -> str:
@@ -279,11 +287,8 @@ def marking_agent_steps() -> Iterator[None]:
         finally:
             _agent_step_var().reset(token)
 
-    setattr(AgentAction, "run", run)  # noqa: B010
-    try:
+    with _replaced(AgentAction, "run", run):
         yield
-    finally:
-        setattr(AgentAction, "run", original)  # noqa: B010
 
 
 # -- human-in-the-loop seams (pytest_flows.crewai.human) -----------------------------
@@ -299,22 +304,15 @@ def feedback_provider(provider: Any) -> Iterator[None]:
         found = original(self, feedback_definition)
         return None if found is None else provider
 
-    setattr(Flow, "_resolve_feedback_provider", resolve)  # noqa: B010
-    try:
+    with _replaced(Flow, "_resolve_feedback_provider", resolve):
         yield
-    finally:
-        setattr(Flow, "_resolve_feedback_provider", original)  # noqa: B010
 
 
 @contextlib.contextmanager
 def input_provider(provider: Any) -> Iterator[None]:
     """Every ``Flow.ask()`` asks ``provider`` (over per-flow and global providers)."""
-    original = Flow.__dict__["_resolve_input_provider"]
-    setattr(Flow, "_resolve_input_provider", lambda self: provider)  # noqa: B010
-    try:
+    with _replaced(Flow, "_resolve_input_provider", lambda self: provider):
         yield
-    finally:
-        setattr(Flow, "_resolve_input_provider", original)  # noqa: B010
 
 
 ConsoleAnswer = Callable[[Any, dict[str, Any]], str]
@@ -367,11 +365,8 @@ def explicit_outcomes(lookup: Callable[[Any, str, Any], str | None]) -> Iterator
         result: str = original(self, feedback, outcomes, llm)
         return result
 
-    setattr(Flow, "_collapse_to_outcome", collapse)  # noqa: B010
-    try:
+    with _replaced(Flow, "_collapse_to_outcome", collapse):
         yield
-    finally:
-        setattr(Flow, "_collapse_to_outcome", original)  # noqa: B010
 
 
 def pending_context(flow: Any, method_name: str, output: Any) -> Any:
