@@ -522,12 +522,10 @@ def routed_checkpoints(router: Any) -> Iterator[None]:
     from crewai.state.provider.json_provider import JsonProvider
     from crewai.state.provider.sqlite_provider import SqliteProvider
 
-    undo: list[Callable[[], None]] = []
+    stack = contextlib.ExitStack()
 
     def swap(owner: Any, name: str, value: Any) -> None:
-        previous = owner.__dict__[name]
-        setattr(owner, name, value)
-        undo.append(lambda: setattr(owner, name, previous))
+        stack.enter_context(_replaced(owner, name, value))
 
     for cls, kind in ((JsonProvider, "json"), (SqliteProvider, "sqlite")):
         original_read = cls.__dict__["from_checkpoint"]
@@ -595,11 +593,8 @@ def routed_checkpoints(router: Any) -> Iterator[None]:
         return original_detect(path)
 
     swap(provider_utils, "detect_provider", detect_provider)
-    try:
+    with stack:
         yield
-    finally:
-        for step in reversed(undo):
-            step()
 
 
 _SQLITE_METHODS = (
@@ -621,8 +616,6 @@ def routed_sqlite_persistence(target: Any) -> Iterator[None]:
     """
     from crewai.flow.persistence.sqlite import SQLiteFlowPersistence
 
-    previous = {name: SQLiteFlowPersistence.__dict__[name] for name in _SQLITE_METHODS}
-
     def init_db(self: Any) -> None:
         return None
 
@@ -633,14 +626,11 @@ def routed_sqlite_persistence(target: Any) -> Iterator[None]:
         method.__name__ = name
         return method
 
-    setattr(SQLiteFlowPersistence, "init_db", init_db)  # noqa: B010
-    for name in _SQLITE_METHODS[1:]:
-        setattr(SQLiteFlowPersistence, name, delegate(name))
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_replaced(SQLiteFlowPersistence, "init_db", init_db))
+        for name in _SQLITE_METHODS[1:]:
+            stack.enter_context(_replaced(SQLiteFlowPersistence, name, delegate(name)))
         yield
-    finally:
-        for name, value in previous.items():
-            setattr(SQLiteFlowPersistence, name, value)
 
 
 def check_store_patch_points() -> None:
