@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._durations import check_duration
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.script import (
     Exchange,
@@ -52,6 +53,10 @@ class Answer:
     text: str = ""
     outcome: str | None = None
     after: float = 0.0
+
+    def __post_init__(self) -> None:
+        # An answer function may build its own Answer: same rule as answer(after=...).
+        object.__setattr__(self, "after", check_duration("Answer(after=...)", self.after))
 
 
 class _Pause:
@@ -231,8 +236,7 @@ class ScriptedHuman:
         times: Times,
         optional: bool,
     ) -> None:
-        if isinstance(after, bool) or not isinstance(after, int | float) or after < 0:
-            raise FlowsUsageError(f"answer(after={after!r}): after is virtual seconds >= 0.")
+        after = check_duration("answer(after=...)", after)
         if outcome is not None and not isinstance(outcome, str):
             raise FlowsUsageError(
                 f"answer(outcome={outcome!r}): an outcome is one of the step's emit labels (str)."

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_flows._durations import check_duration
 from pytest_flows.replies import Stream, ToolCall
 from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, code
 
@@ -248,8 +249,7 @@ class LLMScript:
                 'reply() needs at least one value: fake_llm.reply("text"), '
                 'fake_llm.reply({"field": 1}), fake_llm.reply(call_tool("search", q="x")).'
             )
-        if isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0:
-            raise _usage(f"reply(latency={latency!r}): latency is virtual seconds >= 0.")
+        latency = check_duration("reply(latency=...)", latency)
         prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
         for value in values:
             extra = "" if times == 1 else f", times={code(times)}"
@@ -259,7 +259,7 @@ class LLMScript:
                 times=times,
                 optional=optional,
                 label=f"{prefix}.reply({reply_label(value)}{extra})",
-                options={"latency": float(latency), "usage": usage},
+                options={"latency": latency, "usage": usage},
             )
 
     @property

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_flows._durations import check_duration
+
 __all__ = [
     "ProviderError",
     "RateLimitError",
@@ -71,9 +73,7 @@ def stream(chunks: Iterable[str] | str, *, interval: float = 0.0) -> Stream:
         parts = tuple(chunks)
     if not all(isinstance(part, str) for part in parts):
         raise TypeError(f"stream() takes text chunks (str), got {parts!r}")
-    if interval < 0:
-        raise ValueError(f"stream(interval={interval!r}): the interval must be >= 0 seconds")
-    return Stream(chunks=parts, interval=float(interval))
+    return Stream(chunks=parts, interval=check_duration("stream(interval=...)", interval))
 
 
 class ProviderError(Exception):
@@ -95,5 +95,7 @@ class RateLimitError(ProviderError):
         self, message: str = "Rate limit exceeded (429)", *, retry_after: float | None = None
     ) -> None:
         super().__init__(message, status_code=429)
+        if retry_after is not None:
+            check_duration("RateLimitError(retry_after=...)", retry_after)
         self.retry_after = retry_after
         self.headers = {} if retry_after is None else {"retry-after": str(retry_after)}

@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_flows._durations import check_duration
 from pytest_flows.agent_framework.tracing import render
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.script import (
@@ -231,8 +232,7 @@ class Requests:
                 "respond() needs at least one value: requests(human).respond(True), "
                 '.respond("looks good"), .respond(Decision(approved=True)).'
             )
-        if isinstance(after, bool) or not isinstance(after, int | float) or after < 0:
-            raise FlowsUsageError(f"respond(after={after!r}): after is virtual seconds >= 0.")
+        after = check_duration("respond(after=...)", after)
         prefix = "requests(human)" if match is None else f"requests(human).on({description})"
         for value in values:
             verb = "pause()" if _is_pause(value) else f"respond({_label(value)})"
