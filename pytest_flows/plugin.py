@@ -190,7 +190,16 @@ def _session_for(item: pytest.Item) -> FlowsSession:
         raise pytest.UsageError(
             f"{item.nodeid}: @pytest.mark.flows(seed=...) expects a whole number >= 0, got {seed!r}"
         )
-    hosts = [*config.getini("flows_allow_hosts"), *settings.get("allow_hosts", ())]
+    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows.network import check_allow_hosts
+
+    try:
+        marked = check_allow_hosts(
+            settings.get("allow_hosts", ()), "@pytest.mark.flows(allow_hosts=...)"
+        )
+    except FlowsUsageError as exc:
+        raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
+    hosts = [*config.getini("flows_allow_hosts"), *marked]
     from pytest_flows.session import FlowsSession  # pydantic and friends: only when used
 
     return FlowsSession(

@@ -21,7 +21,7 @@ from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, Adapter, load_adapter
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
-from pytest_flows.network import loopback_only, network_guard
+from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.trace import Trace, TraceEvent
 
@@ -43,7 +43,7 @@ class FlowsSession:
         self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
         self.test_id = test_id
         self.console = console
-        self.allow_hosts = tuple(allow_hosts)
+        self.allow_hosts = check_allow_hosts(allow_hosts, "FlowsSession(allow_hosts=...)")
         self.epoch = epoch
         self._events: list[TraceEvent] = []
         self._events_lock = threading.Lock()
