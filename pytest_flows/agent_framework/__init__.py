@@ -9,6 +9,12 @@ points: :class:`FlowsChatClient` (``fake_llm``), :class:`FlowsCheckpointStorage`
 Importing this package imports ``agent_framework``; ``import pytest_flows`` does not.
 """
 
+# First, before any module of this package: the plugin loads the adapter the
+# moment agent_framework is imported, and that must not find one of our modules
+# half-imported (a test module whose first import is this package would fail
+# collection with "partially initialized module ... has no attribute 'ADAPTER'").
+import agent_framework  # noqa: F401
+
 from pytest_flows.agent_framework.adapter import PendingRequest, WorkflowRun
 from pytest_flows.agent_framework.binding import checkpoint_storage
 from pytest_flows.agent_framework.chat import FlowsChatClient

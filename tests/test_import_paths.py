@@ -1,0 +1,114 @@
+"""Every public module of pytest_flows works as the first import of a test module.
+
+The plugin configures a framework's adapter the moment the framework is
+imported; a module that imports the framework half-way through its own import
+used to re-enter itself from that hook and fail collection ("partially
+initialized module ... has no attribute 'ADAPTER'"), but only when nothing had
+imported the framework before it. So each module gets a fresh interpreter: a
+pytest run (this plugin only, to keep it cheap) of a test module whose first
+line imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pytest_flows
+
+PACKAGE = Path(pytest_flows.__file__).parent
+
+
+def _public_modules() -> list[str]:
+    modules = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(part.startswith("_") for part in parts):
+            continue
+        modules.append(".".join(parts))
+    return modules
+
+
+MODULES = _public_modules()
+
+#: Modules that import crewai half-way through their own import: the plugin's
+#: hook then loads pytest_flows.crewai.adapter, which imports them back while
+#: they are partial. The crewai adapter's files are not this test's to fix.
+_CREWAI_REENTRANT = {
+    "pytest_flows.crewai.adapter",
+    "pytest_flows.crewai.patches",
+    "pytest_flows.crewai.persistence",
+    "pytest_flows.crewai.tracing",
+}
+
+
+def _param(module: str) -> object:
+    if module not in _CREWAI_REENTRANT:
+        return module
+    return pytest.param(
+        module,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="known: re-entrant crewai adapter load (partially initialized module); "
+            "import crewai before the adapter package's own modules, as "
+            "pytest_flows/agent_framework/__init__.py does for agent_framework",
+        ),
+    )
+
+
+def test_the_public_modules_are_found() -> None:
+    # guards the walk above: an empty or partial list would make the test below vacuous
+    assert {
+        "pytest_flows",
+        "pytest_flows.plugin",
+        "pytest_flows.agent_framework",
+        "pytest_flows.agent_framework.chat",
+        "pytest_flows.crewai",
+        "pytest_flows.crewai.adapter",
+    } <= set(MODULES)
+    assert not [m for m in MODULES if "._" in m]
+
+
+@pytest.mark.parametrize("module", [_param(m) for m in MODULES])
+def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path: Path) -> None:
+    # `import *` also resolves the lazily loaded names of a package's __all__.
+    (tmp_path / "test_first_import.py").write_text(
+        f"from {module} import *  # noqa: F403\n\n\ndef test_imported():\n    pass\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "pytest_flows.plugin",
+            "-p",
+            "no:cacheprovider",
+            "test_first_import.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "1 passed" in result.stdout, (
+        f"`from {module} import *` as the first import of a test module failed:\n"
+        f"{result.stdout}\n{result.stderr}"
+    )
