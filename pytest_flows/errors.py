@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["FlowsError", "FlowsUsageError", "NetworkBlockedError"]
+__all__ = ["FlowsDeadlockError", "FlowsError", "FlowsUsageError", "NetworkBlockedError"]
 
 
 class FlowsError(Exception):
@@ -30,3 +30,11 @@ class NetworkBlockedError(FlowsError):
             "the fake LLM instead, record it once with vcrpy (see docs/recording.md), or allow "
             f"this host for one test with @pytest.mark.flows(allow_hosts=[{host!r}])."
         )
+
+
+class FlowsDeadlockError(FlowsError):
+    """Every thread of a run is blocked, its event loop has nothing ready and no timer is due.
+
+    The message names each blocked thread with its stack and each pending task; a
+    real thread pool would hang at this point instead.
+    """

@@ -3,14 +3,16 @@
 Three things make a flow run reproducible without changing what its runtime
 decides:
 
-* **serial offload** - work sent to threads (``asyncio.to_thread`` and
-  ``run_in_executor``: sync flow methods, persistence writes) is queued and run
-  one item at a time on a worker thread of the loop, while the loop waits;
-* **seeded choice** - when several thread items are queued and nothing else can
-  run, the scheduler's seed picks which one completes next (seed 0 keeps FIFO,
-  the order the runtime submitted them);
-* **virtual time** - ``loop.time()`` reads a :class:`VirtualClock` that jumps to
-  the next timer as soon as the loop would otherwise sit idle.
+* **real threads, one at a time** - work sent to threads (``asyncio.to_thread``
+  and ``run_in_executor``: sync flow methods, persistence writes) runs on real
+  worker threads, as on a pool, but the :mod:`~pytest_flows.threads` scheduler
+  lets exactly one of {the loop, each worker} run at a time and passes control
+  only at switch points;
+* **seeded choice** - at each switch point the scheduler's seed picks who runs
+  (seed 0: what a free pool usually does - handed-off work starts at once and
+  runs until it blocks);
+* **virtual time** - ``loop.time()`` and every ``time.sleep`` read one
+  :class:`VirtualClock` that jumps to the next deadline as soon as nothing can run.
 
 The loop is framework-neutral: it knows nothing of crewai or agent_framework.
 """
@@ -23,9 +25,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from pytest_flows import _stdlib_seams
+from pytest_flows.threads import FlowsAborted, Participant, ThreadScheduler, current
 
 __all__ = [
     "DeterministicEventLoop",
@@ -43,11 +47,6 @@ T = TypeVar("T")
 # to the time functions, and the loop must keep measuring real time when no
 # scheduler drives it.
 _REAL = {"monotonic": time.monotonic}
-
-#: How long (real seconds) the loop waits for real I/O on sockets it watches
-#: before it lets virtual time jump to the next timer. Only loops that watch a
-#: real socket (a recording test talking to a loopback server) ever wait.
-REAL_IO_GRACE = 0.25
 
 
 class VirtualClock:
@@ -101,6 +100,8 @@ class Scheduler:
         # PYTHONHASHSEED and on any machine.
         self._rng = random.Random(f"pytest-flows:{self.seed}:{self.stream}")
         self._lock = threading.Lock()
+        #: Serializes the threads of this test's runs (see :mod:`pytest_flows.threads`).
+        self.threads = ThreadScheduler(self.clock, self.seed, self.stream)
 
     def choose(self, n: int) -> int:
         """Index of the item to take from ``n`` ready ones (0 with the default seed)."""
@@ -131,17 +132,11 @@ def activate(scheduler: Scheduler) -> Iterator[Scheduler]:
     with _active_lock:
         previous, _active = _active, scheduler
     try:
-        yield scheduler
+        with _stdlib_seams.patched(scheduler.threads):
+            yield scheduler
     finally:
         with _active_lock:
             _active = previous
-
-
-@dataclass
-class _Offload:
-    future: asyncio.Future[Any]
-    func: Callable[..., Any]
-    args: tuple[Any, ...]
 
 
 class DeterministicEventLoop(asyncio.SelectorEventLoop):
@@ -157,12 +152,15 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # outside a flows test (a framework's own background loop, a
         # module-scoped pytest-asyncio loop) stays an ordinary loop.
         self._scheduler = _active
-        self._offloads: list[_Offload] = []
-        self._worker: ThreadPoolExecutor | None = None
+        self._workers: list[threading.Thread] = []
+        self._live_workers = 0
+        self._exit_waiter: asyncio.Future[None] | None = None
 
     def _driver(self) -> Scheduler | None:
         scheduler = self._scheduler
-        return scheduler if scheduler is not None and scheduler is _active else None
+        if scheduler is None or scheduler is not _active or scheduler.threads.aborted:
+            return None
+        return scheduler
 
     @property
     def deterministic(self) -> bool:
@@ -176,75 +174,121 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             return _REAL["monotonic"]()
         return scheduler.clock.monotonic()
 
-    # -- thread work --------------------------------------------------------
+    # -- taking part in the thread scheduler ----------------------------------
+    def run_forever(self) -> None:
+        scheduler = self._driver()
+        if scheduler is None:
+            super().run_forever()
+            return
+        threads = scheduler.threads
+        me = current()
+        joined = me is None
+        if joined:
+            me = threads.enter(f"loop:{threading.current_thread().name}")
+        assert me is not None
+        me.loops.append(self)
+        try:
+            super().run_forever()
+        finally:
+            me.loops.remove(self)
+            if joined:
+                threads.leave(me)
+
+    def _run_once(self) -> None:
+        scheduler = self._driver()
+        me = current()
+        if scheduler is not None and me is not None and self in me.loops:
+            self._take_turn(scheduler.threads, me)
+        super()._run_once()  # type: ignore[misc]
+
+    def _take_turn(self, threads: ThreadScheduler, me: Participant) -> None:
+        if self._ready or self._stopping:  # type: ignore[attr-defined]
+            # A loop iteration is a switch point: threads that became runnable
+            # meanwhile would have run on a real pool.
+            threads.switch(me)
+            return
+        due = self._next_timer()
+        if due is not None and due <= threads.clock.monotonic():
+            return
+        threads.block(me, self._has_work, due, "the event loop (idle)")
+
+    def _next_timer(self) -> float | None:
+        timers = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        return min(timers) if timers else None
+
+    def _has_work(self) -> bool:
+        if self._ready or self._stopping:  # type: ignore[attr-defined]
+            return True
+        selector = self._selector  # type: ignore[attr-defined]
+        # Beyond the loop's own wake-up pipe, a real socket (a loopback server in
+        # the test) may have answered.
+        return len(selector.get_map()) > 1 and bool(selector.select(0))
+
+    # -- thread work ----------------------------------------------------------
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Callable[..., T], *args: Any
     ) -> asyncio.Future[T]:
-        if self._driver() is None:
+        scheduler = self._driver()
+        if scheduler is None or executor is not None or current() is None:
             return super().run_in_executor(executor, func, *args)
         self._check_closed()  # type: ignore[attr-defined]
         future: asyncio.Future[T] = self.create_future()
-        self._offloads.append(_Offload(future, func, args))
+
+        def work() -> None:
+            try:
+                result = func(*args)
+            except FlowsAborted:
+                raise
+            except BaseException as exc:  # the callable's own error goes to its awaiter
+                self._post(self._settle, future, None, exc)
+            else:
+                self._post(self._settle, future, result, None)
+            finally:
+                self._post(self._worker_exited)
+
+        # Work handed to a thread runs even if its awaiter is cancelled
+        # meanwhile, as in a real pool: only the result is dropped.
+        self._live_workers += 1
+        name = f"pytest-flows-worker-{len(self._workers) + 1}"
+        self._workers.append(scheduler.threads.spawn(name, work))
         return future
 
-    def _run_offload(self, scheduler: Scheduler) -> None:
-        item = self._offloads.pop(scheduler.choose(len(self._offloads)))
-        # Work handed to a thread runs even if its awaiter was cancelled
-        # meanwhile, as in a real thread pool: only the result is dropped.
-        if self._worker is None:
-            # One worker per loop: a sync method that calls asyncio.run() gets a
-            # loop of its own with a worker of its own, so nesting never deadlocks.
-            self._worker = ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-worker")
-        try:
-            result = self._worker.submit(item.func, *item.args).result()
-        except BaseException as exc:  # the callable's own error goes to its awaiter
-            if not item.future.cancelled():
-                item.future.set_exception(exc)
-        else:
-            if not item.future.cancelled():
-                item.future.set_result(result)
+    def _post(self, callback: Callable[..., None], *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self.call_soon_threadsafe(callback, *args)
 
-    # -- the scheduler step ----------------------------------------------------
-    def _run_once(self) -> None:
-        scheduler = self._driver()
-        if scheduler is not None:
-            # Thread work runs only when nothing else can: every coroutine that
-            # is ready has reached its await first, as with a real pool.
-            while self._offloads and not self._ready:  # type: ignore[attr-defined]
-                self._run_offload(scheduler)
-            if not self._ready:  # type: ignore[attr-defined]
-                self._advance_idle_time(scheduler)
-        super()._run_once()  # type: ignore[misc]
-
-    def _advance_idle_time(self, scheduler: Scheduler) -> None:
-        timers = [h for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
-        if not timers:
+    @staticmethod
+    def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+        if future.cancelled():
             return
-        if len(self._selector.get_map()) > 1:  # type: ignore[attr-defined]
-            # A real socket is watched (beyond the loop's own wake-up pipe): give
-            # it a short real-time chance to answer before time jumps.
-            events = self._selector.select(REAL_IO_GRACE)  # type: ignore[attr-defined]
-            if events:
-                self._process_events(events)  # type: ignore[attr-defined]
-                return
-        scheduler.clock.advance_to(min(h.when() for h in timers))
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
-    def _drain_offloads(self) -> None:
-        # A real pool finishes submitted work before it shuts down.
-        scheduler = self._driver() or Scheduler()
-        while self._offloads:
-            self._run_offload(scheduler)
+    def _worker_exited(self) -> None:
+        self._live_workers -= 1
+        waiter = self._exit_waiter
+        if self._live_workers <= 0 and waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _join_workers(self) -> None:
+        for worker in self._workers:
+            worker.join()
+        self._workers.clear()
 
     async def shutdown_default_executor(self, *args: Any) -> None:
-        self._drain_offloads()
+        # A real pool finishes submitted work before it shuts down, and the loop
+        # keeps running meanwhile (a worker may be waiting on it).
+        while self._live_workers > 0 and self._workers:
+            self._exit_waiter = self.create_future()
+            await self._exit_waiter
+        self._join_workers()
         await super().shutdown_default_executor(*args)
 
     def close(self) -> None:
         if not self.is_closed():
-            self._drain_offloads()
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.shutdown(wait=True)
+            self._join_workers()
         super().close()
 
 

@@ -1,0 +1,476 @@
+"""The thread scheduler: real OS threads, one running at a time, switching at known points.
+
+Every thread a flow's work runs on (the event loop's thread, each ``to_thread``
+worker, each thread a managed thread starts) is a *participant*. Exactly one
+participant holds the baton and runs; the others are parked on a private lock.
+Control passes only at *switch points*: blocking on a ``threading`` primitive,
+``queue``, ``Future.result``, ``time.sleep``, thread start and join, the loop's
+iterations and flow-state access. At each one the seed picks who runs next;
+seed 0 does what a free pool usually does with short work (handed-off work
+starts at once and runs until it blocks or finishes).
+
+Time is virtual: a participant that sleeps or waits with a timeout gets a
+deadline on the test's clock, and when nobody can run the clock jumps to the
+earliest deadline. When nobody can run and no deadline is pending, the run is
+deadlocked: :class:`~pytest_flows.errors.FlowsDeadlockError` names every
+blocked thread with its stack, instead of hanging.
+
+The module is framework-neutral; the stdlib patches that route primitives here
+live in :mod:`pytest_flows._stdlib_seams`.
+"""
+
+from __future__ import annotations
+
+import _thread
+import random
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pytest_flows.errors import FlowsDeadlockError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from pytest_flows.loop import VirtualClock
+
+__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current"]
+
+# Real primitives, captured before any patch: the scheduler's own machinery
+# must never route through itself.
+_real_lock = _thread.allocate_lock
+_real_sleep = time.sleep
+_get_ident = _thread.get_ident
+
+#: Real seconds to wait for something outside the flow (a thread the test
+#: started, a socket) before calling an all-blocked run a deadlock.
+DEADLOCK_GRACE = 1.0
+#: Real seconds a run that watches real sockets may wait for them with no timer pending.
+REAL_IO_PATIENCE = 60.0
+#: With a seed other than 0, a runnable thread may be held back for at most this
+#: many virtual seconds (an OS deschedules a thread for a while, never for long).
+MAX_DESCHEDULE = 0.1
+
+_tls = threading.local()
+
+
+class FlowsAborted(BaseException):
+    """Unwinds a managed thread after its run deadlocked (never reaches user code's ``except
+    Exception``)."""
+
+
+def current() -> Participant | None:
+    """The participant running on this thread, or None for a thread the harness does not manage."""
+    return getattr(_tls, "participant", None)
+
+
+class Participant:
+    """One managed thread: parked on ``_wake`` whenever it does not hold the baton."""
+
+    __slots__ = (
+        "_wake",
+        "deadline",
+        "done",
+        "error",
+        "ident",
+        "loops",
+        "name",
+        "ready_when",
+        "sched",
+        "seq",
+        "what",
+    )
+
+    def __init__(self, sched: ThreadScheduler, name: str, seq: int) -> None:
+        self.sched = sched
+        self.name = name
+        self.seq = seq
+        self.ident: int | None = None
+        self._wake = _real_lock()
+        self._wake.acquire()  # parked until someone hands it the baton
+        self.ready_when: Callable[[], bool] | None = None  # None: runnable
+        self.deadline: float | None = None
+        self.what = ""
+        self.done = False
+        self.error: BaseException | None = None
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    @property
+    def is_loop(self) -> bool:
+        return bool(self.loops)
+
+    def ready(self, now: float) -> bool:
+        if self.done:
+            return False
+        if self.ready_when is None:
+            return True
+        if self.deadline is not None and now >= self.deadline:
+            return True
+        try:
+            return self.ready_when()
+        except Exception:  # a predicate over torn-down state: let its owner look
+            return True
+
+    def __repr__(self) -> str:
+        return f"<participant {self.name} #{self.seq}>"
+
+
+class ThreadScheduler:
+    """Serializes the participants of one test and keeps them on one virtual clock."""
+
+    def __init__(self, clock: VirtualClock, seed: int, stream: str) -> None:
+        self.clock = clock
+        self.seed = seed
+        self._rng = random.Random(f"pytest-flows-threads:{seed}:{stream}")
+        self._mutex = _real_lock()
+        self._parts: list[Participant] = []
+        self._holder: Participant | None = None
+        self._next_seq = 0
+        self._aborted: BaseException | None = None
+        #: How many times the baton changed hands (for the benchmark).
+        self.switches = 0
+
+    # -- joining and leaving ---------------------------------------------------------
+    def _new(self, name: str) -> Participant:
+        self._next_seq += 1
+        return Participant(self, name, self._next_seq)
+
+    def enter(self, name: str) -> Participant:
+        """Make the calling (unmanaged) thread a participant; returns once it holds the baton."""
+        assert current() is None
+        with self._mutex:
+            if not self._parts:
+                self._aborted = None
+            p = self._new(name)
+            self._bind(p)
+            self._parts.append(p)
+            if self._holder is None:
+                self._holder = p
+                return p
+        self._park(p)
+        return p
+
+    def _bind(self, p: Participant) -> None:
+        p.ident = _get_ident()
+        _tls.participant = p
+
+    def leave(self, p: Participant) -> None:
+        """The calling participant is done: hand the baton on and forget this thread."""
+        _tls.participant = None
+        with self._mutex:
+            p.done = True
+            if p in self._parts:
+                self._parts.remove(p)
+            holding = self._holder is p
+            if holding:
+                self._holder = None
+        if holding and self._aborted is None:
+            nxt = self._next_or_idle(None)
+            if nxt is not None:
+                self._hand(nxt)
+
+    def spawn(
+        self, name: str, body: Callable[[], None], *, daemon: bool = True
+    ) -> threading.Thread:
+        """Start ``body`` on a new managed thread; the seed decides whether it runs at once."""
+        p = self._new(name)
+        p.ready_when = None
+
+        def run() -> None:
+            self._bind(p)
+            self._park(p)
+            try:
+                body()
+            except FlowsAborted:
+                pass
+            finally:
+                self.leave(p)
+
+        with self._mutex:
+            self._parts.append(p)
+        thread = _RealThread(target=run, name=name, daemon=daemon)
+        thread._flows_participant = p  # type: ignore[attr-defined]
+        _real_thread_start(thread)
+        me = current()
+        if me is not None:
+            self.switch(me, handoff=p)
+        return thread
+
+    def adopt(self, name: str) -> Participant:
+        """A participant for a thread about to be started by a managed thread (see
+        :meth:`spawn`); the new thread calls :meth:`begin` first thing."""
+        p = self._new(name)
+        with self._mutex:
+            self._parts.append(p)
+        return p
+
+    def begin(self, p: Participant) -> None:
+        self._bind(p)
+        self._park(p)
+
+    # -- switching ---------------------------------------------------------------------
+    def switch(self, me: Participant, *, handoff: Participant | None = None, why: str = "") -> None:
+        """A switch point where ``me`` could go on: the seed picks who runs now."""
+        if self._aborted is not None:
+            self._check_abort(me)
+            return
+        nxt = self._choose(me, handoff=handoff, yielding=why == "yield")
+        if nxt is not me:
+            self._transfer(me, nxt)
+
+    def block(
+        self,
+        me: Participant,
+        ready_when: Callable[[], bool],
+        deadline: float | None,
+        what: str,
+    ) -> bool:
+        """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready."""
+        while True:
+            if ready_when():
+                return True
+            if deadline is not None and self.clock.monotonic() >= deadline:
+                return False
+            if self._aborted is not None:
+                self._check_abort(me)
+                return True  # aborted loops run on as plain loops
+            me.ready_when, me.deadline, me.what = ready_when, deadline, what
+            try:
+                nxt = self._next_or_idle(me)
+            finally:
+                me.ready_when, me.deadline = None, None
+            if nxt is me:
+                continue
+            if nxt is None:
+                # Nobody can run and nothing in the flow will change that: free the
+                # baton and wait for a thread outside the flow to poke us.
+                if self._aborted is not None:
+                    self._check_abort(me)
+                    return True
+                me.ready_when, me.deadline = ready_when, deadline
+                with self._mutex:
+                    self._holder = None
+                try:
+                    self._park(me)
+                finally:
+                    me.ready_when, me.deadline = None, None
+                continue
+            # ``me`` stays blocked while parked: others test its predicate.
+            me.ready_when, me.deadline = ready_when, deadline
+            try:
+                self._transfer(me, nxt)
+            finally:
+                me.ready_when, me.deadline = None, None
+
+    def sleep(self, me: Participant, seconds: float) -> None:
+        if seconds <= 0:
+            self.switch(me, why="yield")
+            return
+        self.block(me, _never, self.clock.monotonic() + seconds, f"time.sleep({seconds:g})")
+
+    # -- the choice ----------------------------------------------------------------------
+    def _ready(self, exclude: Participant | None = None) -> list[Participant]:
+        now = self.clock.monotonic()
+        return [p for p in list(self._parts) if p is not exclude and p.ready(now)]
+
+    def _choose(
+        self, me: Participant, *, handoff: Participant | None, yielding: bool
+    ) -> Participant:
+        others = self._ready(exclude=me)
+        if not others:
+            return me
+        if self.seed == 0:
+            if handoff is not None and handoff in others:
+                return handoff
+            if yielding or me.is_loop:
+                # The loop's turn (and sleep(0)) lets runnable threads go first, as
+                # they would have run meanwhile on a real pool.
+                workers = [p for p in others if not p.is_loop] or others
+                later = [p for p in workers if p.seq > me.seq]
+                return (later or workers)[0]
+            return me
+        return self._pick([me, *others])
+
+    def _pick(self, candidates: list[Participant]) -> Participant:
+        """Seeded choice; may also let the clock run on a little first (a descheduled thread)."""
+        due = self._next_deadline()
+        now = self.clock.monotonic()
+        late = due is not None and due - now <= MAX_DESCHEDULE
+        index = self._rng.randrange(len(candidates) + (1 if late else 0))
+        if index < len(candidates):
+            return candidates[index]
+        assert due is not None
+        self.clock.advance_to(due)
+        return self._pick(self._ready()) if self._ready() else candidates[0]
+
+    def _next_deadline(self) -> float | None:
+        deadlines = [p.deadline for p in self._parts if p.deadline is not None and not p.done]
+        return min(deadlines) if deadlines else None
+
+    def _next_or_idle(self, me: Participant | None) -> Participant | None:
+        """The next participant to run after ``me`` blocked (or left), resolving idleness:
+        move the clock, wait for the world outside the flow, or report a deadlock."""
+        waited = 0.0
+        pause = 0.00005
+        while True:
+            ready = self._ready()
+            if ready:
+                if self.seed == 0:
+                    workers = [p for p in ready if not p.is_loop]
+                    return (workers or ready)[0]
+                return self._pick(ready)
+            due = self._next_deadline()
+            if due is not None and not self._watches_sockets():
+                self.clock.advance_to(due)
+                continue
+            if not any(p.is_loop for p in self._parts):
+                # Only threads are left and all are blocked: something outside the flow
+                # (a test thread, interpreter shutdown) may still release them.
+                return None
+            limit = REAL_IO_PATIENCE if self._watches_sockets() else DEADLOCK_GRACE
+            if waited >= limit:
+                return self._deadlock(me)
+            # Something outside the flow (a socket, a thread of the test) may still
+            # wake a participant: give it real time, and let the clock follow.
+            _real_sleep(pause)
+            waited += pause
+            if due is not None:
+                self.clock.advance_to(min(due, self.clock.monotonic() + pause))
+            pause = min(pause * 2, 0.002)
+
+    def _watches_sockets(self) -> bool:
+        for p in self._parts:
+            for loop in p.loops:
+                selector = getattr(loop, "_selector", None)
+                if selector is not None and len(selector.get_map()) > 1:
+                    return True
+        return False
+
+    # -- baton passing -----------------------------------------------------------------
+    def _transfer(self, me: Participant, nxt: Participant) -> None:
+        self._hand(nxt)
+        self._park(me)
+
+    def _hand(self, nxt: Participant) -> None:
+        with self._mutex:
+            self._holder = nxt
+            self.switches += 1
+        nxt._wake.release()
+
+    def _park(self, me: Participant) -> None:
+        me._wake.acquire()
+        self._check_abort(me)
+
+    def poke(self) -> None:
+        """Something outside the flow released a primitive: if nobody holds the baton,
+        give it to whoever can run now."""
+        with self._mutex:
+            if self._holder is not None or self._aborted is not None:
+                return
+            ready = self._ready()
+            if not ready:
+                return
+            nxt = ready[0]
+            self._holder = nxt
+        nxt._wake.release()
+
+    @property
+    def aborted(self) -> bool:
+        """Whether a run of this test deadlocked (its loops then run as plain loops)."""
+        return self._aborted is not None
+
+    @property
+    def idle(self) -> bool:
+        return self._holder is None and bool(self._parts)
+
+    # -- deadlock ------------------------------------------------------------------------
+    def _check_abort(self, me: Participant) -> None:
+        if self._aborted is None:
+            return
+        if me.error is not None:
+            error, me.error = me.error, None
+            raise error
+        if not me.is_loop:
+            raise FlowsAborted()
+
+    def _deadlock(self, me: Participant | None) -> Participant | None:
+        error = FlowsDeadlockError(self._report())
+        self._aborted = error
+        loops = [p for p in self._parts if p.is_loop]
+        root = loops[0]
+        with self._mutex:
+            self._holder = None
+            parked = [p for p in self._parts if p is not me]
+        root.error = error
+        for p in parked:
+            p._wake.release()
+        if me is root:
+            root.error = None
+            raise error
+        if me is not None and not me.is_loop:
+            raise FlowsAborted()
+        return None
+
+    def _report(self) -> str:
+        frames = sys._current_frames()
+        lines = [
+            "every thread of the flow is blocked, the event loop has nothing ready and no "
+            f"timer is due (virtual time {self.clock.monotonic():g} s): the run can never "
+            "finish. A real thread pool would hang here too.",
+            "",
+        ]
+        for p in self._parts:
+            kind = "event loop thread" if p.is_loop else "worker thread"
+            lines.append(f"{kind} {p.name!r} is blocked on {p.what or 'the scheduler'}:")
+            frame = frames.get(p.ident) if p.ident is not None else None
+            if frame is not None:
+                lines.extend("  " + line for line in _user_stack(frame))
+            for loop in p.loops:
+                lines.extend(_pending_tasks(loop))
+        lines.append(
+            "Look for a lock taken in a different order, a wait for something no thread "
+            "will ever set, or a barrier with more parties than threads."
+        )
+        return "\n".join(lines)
+
+
+def _never() -> bool:
+    return False
+
+
+_INTERNAL = ("pytest_flows/threads.py", "pytest_flows/_stdlib_seams.py", "threading.py")
+
+
+def _user_stack(frame: Any) -> list[str]:
+    text = traceback.format_stack(frame)
+    kept = [t for t in text if not any(part in t for part in _INTERNAL)]
+    return "".join(kept[-12:]).rstrip("\n").splitlines()
+
+
+def _pending_tasks(loop: asyncio.AbstractEventLoop) -> list[str]:
+    import asyncio
+
+    lines: list[str] = []
+    try:
+        tasks = sorted(asyncio.all_tasks(loop), key=lambda t: t.get_name())
+    except RuntimeError:
+        return lines
+    for task in tasks:
+        coro = task.get_coro()
+        name = getattr(coro, "__qualname__", repr(coro))
+        frame = getattr(coro, "cr_frame", None)
+        where = f" at line {frame.f_lineno} of {frame.f_code.co_filename}" if frame else ""
+        lines.append(f"  pending task {task.get_name()}: {name}{where}")
+    return lines
+
+
+# The unpatched Thread machinery: the scheduler's own threads never go through
+# the seams (they are participants from their first instruction).
+class _RealThread(threading.Thread):
+    pass
+
+
+_real_thread_start = threading.Thread.start
