@@ -19,6 +19,7 @@ from pytest_flows import _imports, recording, syrupy_extension
 from pytest_flows._markers import marker_settings
 from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
+from pytest_flows.coverage import plugin as flows_coverage
 from pytest_flows.fakes import conversation, fake_crews, fake_llm, flow_store, human  # noqa: F401
 from pytest_flows.loop import DeterministicEventLoopPolicy
 
@@ -77,6 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
     syrupy_extension.addoption(parser)
     recording.addoption(parser)
+    flows_coverage.addoption(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -97,6 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _install(config)
     syrupy_extension.configure(config)
     recording.configure(config)
+    flows_coverage.configure(config)
 
 
 def _install(config: pytest.Config) -> None:

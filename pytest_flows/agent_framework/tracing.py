@@ -35,7 +35,7 @@ from agent_framework import (
     WorkflowMessage,
 )
 
-from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework import graph, patches
 from pytest_flows.agent_framework.checkpoints import refusal_from
 from pytest_flows.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 
@@ -193,6 +193,8 @@ class WorkflowTracer(patches.WorkflowObserver):
     # -- writing ------------------------------------------------------------------
     def emit(self, kind: str, name: str = "", *fields: tuple[str, str]) -> None:
         """Record a workflow-level event now (outside any superstep)."""
+        if kind == "workflow.started":
+            graph.note_started(name)  # coverage: which workflow this run is
         self._put(TraceEvent(kind=kind, name=name, fields=tuple(fields)))
 
     def put(self, event: TraceEvent) -> None:

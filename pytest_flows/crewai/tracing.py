@@ -20,7 +20,7 @@ from crewai.events.types.flow_events import (
     MethodExecutionStartedEvent,
 )
 
-from pytest_flows.crewai import patches
+from pytest_flows.crewai import graph, patches
 from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["CrewAITraceRecorder"]
@@ -93,6 +93,7 @@ class CrewAITraceRecorder:
         if isinstance(event, FlowStartedEvent):
             with self._lock:
                 self._labels.clear()
+            graph.note_started(source, event.flow_name)  # coverage: which class this run is
             fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
             self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
         elif isinstance(event, FlowFinishedEvent):
