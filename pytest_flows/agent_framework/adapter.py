@@ -24,6 +24,7 @@ from pytest_flows.agent_framework.checkpoints import (
     CheckpointSaveError,
     FlowsCheckpointStorage,
     refusal_from,
+    run_reports_refusals,
 )
 from pytest_flows.agent_framework.tracing import (
     WorkflowTracer,
@@ -170,9 +171,9 @@ class AgentFrameworkAdapter:
             and not isinstance(built, FlowsCheckpointStorage)
         ):
             # flow_store stands in for the workflow's production storage (its
-            # allowlist carries over); a test-built FlowsCheckpointStorage stays.
+            # rules and allowlist carry over); a test-built FlowsCheckpointStorage stays.
             call["checkpoint_storage"] = storage
-            storage.allow_like(built)
+            storage.follow(built)
         _check_storage(workflow, call)
 
         run = WorkflowRun(flow=workflow)
@@ -180,9 +181,11 @@ class AgentFrameworkAdapter:
         tracer = WorkflowTracer(session.record, name)
         running = current_workflow.set(workflow)
         tracing = active_tracer.set(tracer)
+        reporting = run_reports_refusals.set(True)
         with contextlib.ExitStack() as cleanup:
             cleanup.callback(current_workflow.reset, running)
             cleanup.callback(active_tracer.reset, tracing)
+            cleanup.callback(run_reports_refusals.reset, reporting)
             cleanup.enter_context(patches.observe(workflow, tracer))
             tracer.emit("workflow.started", name, *_start_fields(call))
             try:

@@ -6,7 +6,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.agent_framework.checkpoints import (
+    CheckpointRules,
+    FlowsCheckpointStorage,
+    check_rules,
+)
 
 if TYPE_CHECKING:
     from pytest_flows.agent_framework.adapter import AgentFrameworkAdapter
@@ -60,7 +64,9 @@ class AgentFrameworkStoreBackend:
 
     While ``flow_store`` is requested, ``backend.storage`` (a
     :class:`FlowsCheckpointStorage` writing into the store) is the checkpoint
-    storage of every ``flows.run`` that does not pass its own.
+    storage of every ``flows.run`` that does not pass its own. It applies the
+    rules of the storage each workflow was built with (``"memory"`` for
+    ``InMemoryCheckpointStorage``, ``"file"`` otherwise) until the test chooses.
     """
 
     framework = "agent_framework"
@@ -68,6 +74,7 @@ class AgentFrameworkStoreBackend:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.storage = FlowsCheckpointStorage(store=store)
+        self.storage.use_rules(None)  # follow each run's workflow
 
     def allow(self, *types: type | str) -> None:
         """Let the restricted unpickler rebuild these types (as ``allowed_checkpoint_types``)."""
@@ -89,8 +96,18 @@ class AgentFrameworkStoreBackend:
         return None
 
 
-def checkpoint_storage(flow_store: Any) -> FlowsCheckpointStorage:
-    """The Agent Framework checkpoint storage behind ``flow_store`` in this test."""
+def checkpoint_storage(
+    flow_store: Any, *, rules: CheckpointRules | None = None
+) -> FlowsCheckpointStorage:
+    """The Agent Framework checkpoint storage behind ``flow_store`` in this test.
+
+    By default it applies the rules of the storage each workflow was built with;
+    ``rules="file"`` checks every checkpoint as ``FileCheckpointStorage`` would
+    (strict: for a workflow that uses ``InMemoryCheckpointStorage`` today and a
+    durable storage tomorrow), ``rules="memory"`` as ``InMemoryCheckpointStorage``.
+    """
     backend = flow_store.backend("agent_framework")
     storage: FlowsCheckpointStorage = backend.storage
+    if rules is not None:
+        storage.use_rules(check_rules(rules, "checkpoint_storage(flow_store, rules=...)"))
     return storage

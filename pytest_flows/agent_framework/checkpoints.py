@@ -9,6 +9,12 @@ sends every save through the production codec - ``encode_checkpoint_value``,
 refuses the save exactly when the file storage would. Loads decode the stored
 JSON afresh, so a restored run never shares objects with the run that saved.
 
+Which rules it applies is a choice (``rules=``): ``"file"`` (the default)
+encodes, refuses and decodes as ``FileCheckpointStorage`` does; ``"memory"``
+deep-copies and refuses nothing, as ``InMemoryCheckpointStorage`` does. Behind
+``flow_store`` it follows the storage each workflow was built with, unless the
+test chose.
+
 It also keeps what tests want to look at: every checkpoint in save order,
 lineage (``previous_checkpoint_id`` chains, with branches after time travel),
 a deterministic ``get_latest`` (the last one saved; the stock storages compare
@@ -18,14 +24,17 @@ refused saves with the reason and the fix.
 
 from __future__ import annotations
 
+import contextvars
+import copy
 import dataclasses
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agent_framework import (
     FileCheckpointStorage,
+    InMemoryCheckpointStorage,
     WorkflowCheckpoint,
     WorkflowCheckpointException,
 )
@@ -35,16 +44,57 @@ from pytest_flows.agent_framework.patches import (
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
-from pytest_flows.errors import FlowsError
+from pytest_flows.errors import FlowsError, FlowsUsageError
 
 __all__ = [
     "CheckpointInfo",
     "CheckpointRefusedError",
+    "CheckpointRules",
     "CheckpointSaveError",
     "FlowsCheckpointStorage",
     "refusal_from",
+    "rules_for",
     "type_key",
 ]
+
+#: ``"file"``: encode, refuse and decode as ``FileCheckpointStorage``;
+#: ``"memory"``: deep-copy and refuse nothing, as ``InMemoryCheckpointStorage``.
+CheckpointRules = Literal["file", "memory"]
+_RULES: tuple[str, ...] = get_args(CheckpointRules)
+
+
+#: Set while ``flows.run`` runs a workflow: the run turns a refused save into its
+#: error, so the storage does not report it to ``flow_store`` a second time.
+run_reports_refusals: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "pytest_flows_af_run_reports_refusals", default=False
+)
+
+
+def reported_by_the_run() -> bool:
+    return run_reports_refusals.get()
+
+
+def check_rules(rules: object, where: str) -> CheckpointRules:
+    if rules not in _RULES:
+        raise FlowsUsageError(
+            f"{where} got rules={rules!r}; use rules='file' (encode, refuse and decode as "
+            "FileCheckpointStorage does) or rules='memory' (deep-copy and refuse nothing, as "
+            "InMemoryCheckpointStorage does)."
+        )
+    return rules  # type: ignore[return-value]
+
+
+def rules_for(storage: Any) -> tuple[CheckpointRules, str]:
+    """The rules that stand in for the storage a workflow was built with, and why."""
+    if isinstance(storage, InMemoryCheckpointStorage):
+        return "memory", "the workflow was built with InMemoryCheckpointStorage"
+    if isinstance(storage, FileCheckpointStorage):
+        return "file", "the workflow was built with FileCheckpointStorage"
+    if storage is None:
+        return "file", "the workflow was built without checkpoint storage"
+    # A storage of its own (a database, a blob store) serializes like the file one.
+    return "file", f"the workflow was built with {type(storage).__name__}, which serializes"
+
 
 _BLOCKED = re.compile(r"blocked for (?:nested |non-type )?(?:type|global|attribute) '([^']+)'")
 
@@ -82,6 +132,7 @@ class CheckpointRefusedError(FlowsError):
         blocked_type: str | None,
         *,
         what: str | None = None,
+        why: str | None = None,
     ) -> None:
         self.checkpoint_id = checkpoint_id
         self.workflow_name = workflow_name
@@ -110,7 +161,10 @@ class CheckpointRefusedError(FlowsError):
         subject = what or (
             f"checkpoint {checkpoint_id} of workflow {workflow_name!r} after superstep {iteration}"
         )
-        super().__init__(f"{subject} would be refused by FileCheckpointStorage: {reason}. {fix}")
+        rules = f" (its rules apply because {why})" if why else ""
+        super().__init__(
+            f"{subject} would be refused by FileCheckpointStorage{rules}: {reason}. {fix}"
+        )
 
 
 class CheckpointSaveError(FlowsError):
@@ -194,12 +248,22 @@ class FlowsCheckpointStorage:
     a restore loads, and refused saves are reported to it.
     """
 
-    def __init__(self, *, allowed_types: Iterable[type | str] = (), store: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        allowed_types: Iterable[type | str] = (),
+        store: Any = None,
+        rules: CheckpointRules = "file",
+    ) -> None:
         self._allowed: set[str] = {type_key(t) for t in allowed_types}
         self._store = store
         self._infos: dict[str, CheckpointInfo] = {}
         self._texts: dict[str, str] = {}
+        self._objects: dict[str, WorkflowCheckpoint] = {}
         self._sequence = 0
+        self._rules: CheckpointRules = check_rules(rules, "FlowsCheckpointStorage()")
+        self._chosen = True
+        self._why = "FlowsCheckpointStorage() applies them unless given rules='memory'"
         #: Every refused save, in order.
         self.refused: list[CheckpointRefusedError] = []
 
@@ -216,6 +280,35 @@ class FlowsCheckpointStorage:
         """Allow what a ``FileCheckpointStorage`` allows (its ``allowed_checkpoint_types``)."""
         if isinstance(storage, FileCheckpointStorage):
             self._allowed.update(allowed_types_of(storage))
+
+    @property
+    def rules(self) -> CheckpointRules:
+        """``"file"`` or ``"memory"``: the rules saves and loads follow now."""
+        return self._rules
+
+    @property
+    def rules_chosen(self) -> bool:
+        """Whether the test chose the rules (else they follow each run's workflow)."""
+        return self._chosen
+
+    def use_rules(self, rules: CheckpointRules | None) -> None:
+        """Apply these rules to every save from now on; ``None``: follow each workflow.
+
+        ``"file"`` is the strict choice: a workflow built with
+        ``InMemoryCheckpointStorage`` is checked as if it wrote files.
+        """
+        if rules is None:
+            self._chosen = False
+            return
+        self._rules = check_rules(rules, "use_rules()")
+        self._chosen = True
+        self._why = "the test chose them"
+
+    def follow(self, built: Any) -> None:
+        """Stand in for ``built``, the storage a workflow was built with (unless chosen)."""
+        self.allow_like(built)
+        if not self._chosen:
+            self._rules, self._why = rules_for(built)
 
     # -- the codec ----------------------------------------------------------------
     def _decode(self, text: str) -> WorkflowCheckpoint:
@@ -242,8 +335,8 @@ class FlowsCheckpointStorage:
     def _put(self, info: CheckpointInfo, text: str, checkpoint: WorkflowCheckpoint) -> None:
         self._infos.pop(info.checkpoint_id, None)  # a re-save moves to the end
         self._infos[info.checkpoint_id] = info
+        self._texts[info.checkpoint_id] = text  # behind a flow_store: to tell a tamper
         if self._store is None:
-            self._texts[info.checkpoint_id] = text
             return
         self._store.add_checkpoint(
             id=info.checkpoint_id,
@@ -282,26 +375,11 @@ class FlowsCheckpointStorage:
     # -- CheckpointStorage ----------------------------------------------------------
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         checkpoint_id = str(checkpoint.checkpoint_id)
-        try:
-            if not checkpoint_id or "/" in checkpoint_id or "\\" in checkpoint_id:
-                raise WorkflowCheckpointException(f"Invalid checkpoint ID: {checkpoint_id}")
-            text = self._encode(checkpoint)
-            self._decode(text)
-        except Exception as exc:
-            refused = CheckpointRefusedError(
-                checkpoint_id,
-                checkpoint.workflow_name,
-                checkpoint.iteration_count,
-                exc,
-                _blocked_type(exc),
-            )
-            self.refused.append(refused)
-            if self._store is not None:
-                self._store.note_checkpoint_failure(str(refused))
-            raise WorkflowCheckpointException(
-                f"Checkpoint {checkpoint_id} cannot be encoded or restored under this "
-                "storage's allowed types; refusing to save."
-            ) from refused
+        if self._rules == "memory":
+            text = self._encode_for_reading(checkpoint)
+            self._objects[checkpoint_id] = copy.deepcopy(checkpoint)
+        else:
+            text = self._encode_or_refuse(checkpoint, checkpoint_id)
         self._sequence += 1
         info = CheckpointInfo(
             checkpoint_id=checkpoint_id,
@@ -314,6 +392,37 @@ class FlowsCheckpointStorage:
         self._put(info, text, checkpoint)
         return checkpoint_id
 
+    def _encode_or_refuse(self, checkpoint: WorkflowCheckpoint, checkpoint_id: str) -> str:
+        try:
+            if not checkpoint_id or "/" in checkpoint_id or "\\" in checkpoint_id:
+                raise WorkflowCheckpointException(f"Invalid checkpoint ID: {checkpoint_id}")
+            text = self._encode(checkpoint)
+            self._decode(text)
+        except Exception as exc:
+            refused = CheckpointRefusedError(
+                checkpoint_id,
+                checkpoint.workflow_name,
+                checkpoint.iteration_count,
+                exc,
+                _blocked_type(exc),
+                why=self._why or None,
+            )
+            self.refused.append(refused)
+            if self._store is not None and not reported_by_the_run():
+                self._store.note_checkpoint_failure(str(refused))
+            raise WorkflowCheckpointException(
+                f"Checkpoint {checkpoint_id} cannot be encoded or restored under this "
+                "storage's allowed types; refusing to save."
+            ) from refused
+        return text
+
+    def _encode_for_reading(self, checkpoint: WorkflowCheckpoint) -> str:
+        """The JSON ``raw()`` shows under in-memory rules (nothing is refused)."""
+        try:
+            return self._encode(checkpoint)
+        except Exception as exc:  # an object pickle cannot take: in memory that is fine
+            return json.dumps({"__not_encodable__": f"{type(exc).__name__}: {exc}"})
+
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         text = self._text(str(checkpoint_id))
         if text is None:
@@ -321,14 +430,23 @@ class FlowsCheckpointStorage:
             raise WorkflowCheckpointException(
                 f"No checkpoint found with ID {checkpoint_id} (stored: {known})"
             )
-        return self._decode(text)
+        return self._read(str(checkpoint_id), text)
+
+    def _read(self, checkpoint_id: str, text: str) -> WorkflowCheckpoint:
+        saved = self._objects.get(checkpoint_id)
+        if saved is None:
+            return self._decode(text)
+        if text != self._texts.get(checkpoint_id, text):  # tampered in the flow_store
+            decoded = decode_checkpoint_value(json.loads(text), allowed_types=None)
+            return WorkflowCheckpoint.from_dict(decoded)
+        return copy.deepcopy(saved)
 
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
         checkpoints = []
         for info in self.history(workflow_name):
             text = self._text(info.checkpoint_id)
             if text is not None:
-                checkpoints.append(self._decode(text))
+                checkpoints.append(self._read(info.checkpoint_id, text))
         return checkpoints
 
     async def delete(self, checkpoint_id: str) -> bool:
@@ -336,6 +454,7 @@ class FlowsCheckpointStorage:
             return False
         self._infos.pop(str(checkpoint_id), None)
         self._texts.pop(str(checkpoint_id), None)
+        self._objects.pop(str(checkpoint_id), None)
         if self._store is not None:
             record = self._store.find_checkpoint(str(checkpoint_id))
             if record is not None:
@@ -428,4 +547,7 @@ class FlowsCheckpointStorage:
         return True
 
     def __repr__(self) -> str:
-        return f"<FlowsCheckpointStorage checkpoints={len(self)} refused={len(self.refused)}>"
+        return (
+            f"<FlowsCheckpointStorage rules={self._rules} checkpoints={len(self)} "
+            f"refused={len(self.refused)}>"
+        )

@@ -245,7 +245,7 @@ def test_a_discarded_checkpoint_is_gone(flows, store):
         flows.run(wf.build_counter(limit=3), checkpoint_id=run.checkpoints[1])
 
 
-def test_flow_store_fails_the_test_for_an_unseen_refusal(flows, store):
+def test_a_refusal_in_a_run_is_reported_once_by_the_run(flows, store):
     from pytest_flows.store import FlowStore
 
     fresh = FlowStore(flows)  # no allowlist
@@ -253,10 +253,28 @@ def test_flow_store_fails_the_test_for_an_unseen_refusal(flows, store):
     run = flows.run(wf.build_diamond(storage), "hello", raise_on_error=False)
 
     assert isinstance(run.error, CheckpointRefusedError)
+    fresh.verify()  # no teardown error repeating what the run already failed with
+    assert fresh.checkpoint_failures() == []
+
+
+def test_a_refusal_outside_flows_run_still_reaches_flow_store(flows, store):
+    import asyncio
+
+    from agent_framework import WorkflowCheckpoint
+
+    from pytest_flows.store import FlowStore
+
+    fresh = FlowStore(flows)
+    storage = FlowsCheckpointStorage(store=fresh)
+    checkpoint = WorkflowCheckpoint(workflow_name="diamond", graph_signature_hash="x")
+    checkpoint.state = {"joined": wf.Joined(["a"])}
+
+    with pytest.raises(WorkflowCheckpointException, match="refusing to save"):
+        asyncio.run(storage.save(checkpoint))
+
     with pytest.raises(AssertionError, match="1 checkpoint"):
         fresh.verify()
     assert len(fresh.checkpoint_failures()) == 1
-    fresh.verify()  # looked at: fine now
 
 
 def test_the_checkpoint_storage_protocol(flows):
