@@ -167,14 +167,8 @@ def _report(result: pytest.RunResult) -> str:
     """The report's table and missed list, as printed."""
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if line.startswith("Flow "))
-    end = next(
-        (
-            i
-            for i in range(start, len(lines))
-            if lines[i].startswith(("JSON ", "HTML ", "=", "FAIL", "Required"))
-        ),
-        len(lines),
-    )
+    ends = ("JSON ", "HTML ", "=", "FAIL", "Required")
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(ends)), len(lines))
     return "\n".join(lines[start:end]).rstrip() + "\n"
 
 
