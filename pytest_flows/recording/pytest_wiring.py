@@ -132,13 +132,17 @@ _SCRUBBER = pytest.StashKey[Scrubber]()
 
 @contextlib.contextmanager
 def _provider_keys(may_record: bool) -> Iterator[None]:
-    """While a test may record: the keys the session started with. Replay only: placeholders."""
+    """While a test may record: the keys the session started with. Replay only: placeholders.
+
+    Every provider key, and every secret-looking variable the session started
+    with, gets the same placeholder: a flow that puts one in a request sends the
+    placeholder, which is scrubbed like the real value, so the request still matches.
+    """
     added = []
     for key in sorted({*PROVIDER_KEYS, *_STARTED_KEYS}):
         if os.environ.get(key):
             continue
-        placeholder = REPLAY_KEY if key in PROVIDER_KEYS else None
-        value = _STARTED_KEYS.get(key) if may_record else placeholder
+        value = _STARTED_KEYS.get(key) if may_record else REPLAY_KEY
         if value:
             os.environ[key] = value
             added.append(key)

@@ -206,7 +206,25 @@ class Scrubber:
             return masked
         if isinstance(data, list):
             return [self._mask_json(item, in_response) for item in data]
+        if isinstance(data, str):
+            return self._mask_echo(data, in_response)
         return data
+
+    def _mask_echo(self, text: str, in_response: bool) -> str:
+        """A string that is itself a JSON body, a form body or a URL (an echoed request)."""
+        stripped = text.strip()
+        if stripped[:1] in {"{", "["}:
+            try:
+                nested = json.loads(stripped)
+            except ValueError:
+                return text
+            masked = self._mask_json(nested, in_response)
+            return text if masked == nested else json.dumps(masked, ensure_ascii=False)
+        if "://" in stripped and "?" in stripped and " " not in stripped:
+            return self._mask_uri(text)
+        if _looks_like_form(stripped, ""):
+            return self._mask_form(text)
+        return text
 
     def _mask_form(self, text: str) -> str:
         pieces = []

@@ -3,7 +3,7 @@
 It answers ``POST /v1/chat/completions`` (plain JSON, or server-sent events when
 the request says ``"stream": true``) with a reply computed from the last user
 message, so the same prompt always gets the same answer. ``POST /v1/echo``
-answers with the headers and query it received (a provider that echoes a key
+answers with the headers, query and body it received (a provider that echoes a key
 in an error message). Every request is kept in ``server.requests``.
 """
 
@@ -75,10 +75,15 @@ class LoopbackOpenAI:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 url = urlsplit(self.path)
-                payload = json.loads(raw or b"{}")
+                is_json = "json" in self.headers.get("content-type", "application/json")
+                payload = json.loads(raw or b"{}") if is_json else {}
                 server._record({"path": url.path, "headers": dict(self.headers), "json": payload})
                 if url.path == "/v1/echo":
-                    echoed = {"headers": dict(self.headers), "query": dict(parse_qsl(url.query))}
+                    echoed = {
+                        "headers": dict(self.headers),
+                        "query": dict(parse_qsl(url.query)),
+                        "body": raw.decode("utf-8", "replace"),
+                    }
                     self._send(200, "application/json", json.dumps(echoed).encode())
                     return
                 if url.path != "/v1/chat/completions":
