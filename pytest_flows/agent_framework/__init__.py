@@ -15,12 +15,13 @@ Importing this package imports ``agent_framework``; ``import pytest_flows`` does
 # collection with "partially initialized module ... has no attribute 'ADAPTER'").
 import agent_framework  # noqa: F401
 
-from pytest_flows.agent_framework.adapter import PendingRequest, WorkflowRun
+from pytest_flows.agent_framework.adapter import OutputRecord, PendingRequest, WorkflowRun
 from pytest_flows.agent_framework.binding import checkpoint_storage
 from pytest_flows.agent_framework.chat import FlowsChatClient
 from pytest_flows.agent_framework.checkpoints import (
     CheckpointInfo,
     CheckpointRefusedError,
+    CheckpointRules,
     CheckpointSaveError,
     FlowsCheckpointStorage,
 )
@@ -38,9 +39,11 @@ __all__ = [
     "PAUSE",
     "CheckpointInfo",
     "CheckpointRefusedError",
+    "CheckpointRules",
     "CheckpointSaveError",
     "FlowsChatClient",
     "FlowsCheckpointStorage",
+    "OutputRecord",
     "PendingRequest",
     "RequestRule",
     "Requests",

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agent_framework import Workflow, WorkflowBuilder, WorkflowRunState
+from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRunState
 
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.chat import current_workflow
@@ -37,7 +37,7 @@ from pytest_flows.run import FlowRun
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = ["ADAPTER", "AgentFrameworkAdapter", "PendingRequest", "WorkflowRun"]
+__all__ = ["ADAPTER", "AgentFrameworkAdapter", "OutputRecord", "PendingRequest", "WorkflowRun"]
 
 _RUN_PARAMS = tuple(p for p in inspect.signature(Workflow.run).parameters if p != "self")
 
@@ -65,6 +65,17 @@ class PendingRequest:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class OutputRecord:
+    """One ``output`` event: which executor yielded what, in which superstep."""
+
+    superstep: int
+    executor: str
+    data: Any
+    #: Yielded by an ``AgentExecutor`` (its ``AgentResponse``/``AgentResponseUpdate``).
+    by_agent: bool = False
+
+
 @dataclasses.dataclass(repr=False)
 class WorkflowRun(FlowRun):
     """What one ``flows.run(workflow, ...)`` produced.
@@ -76,6 +87,12 @@ class WorkflowRun(FlowRun):
     still unanswered, ``checkpoints`` the ids of the checkpoints written during
     this run in order, ``result`` Agent Framework's own ``WorkflowRunResult``
     (None if the run raised) and ``events`` every event the run yielded.
+
+    ``outputs`` holds what Agent Framework reports as workflow outputs: with
+    the builder's default ``output_from``, that includes the ``AgentResponse``
+    every agent executor yields. ``non_agent_outputs`` leaves those out,
+    ``outputs_from(executor, ...)`` keeps the given executors' only, and
+    ``output_records`` says who yielded each output in which superstep.
     """
 
     outputs: list[Any] = dataclasses.field(default_factory=list)
@@ -84,10 +101,33 @@ class WorkflowRun(FlowRun):
     checkpoints: list[str] = dataclasses.field(default_factory=list)
     result: Any = None
     events: list[Any] = dataclasses.field(default_factory=list)
+    output_records: list[OutputRecord] = dataclasses.field(default_factory=list)
 
     @property
     def last_checkpoint(self) -> str | None:
         return self.checkpoints[-1] if self.checkpoints else None
+
+    @property
+    def non_agent_outputs(self) -> list[Any]:
+        """The outputs the workflow's own executors yielded, without agents' responses."""
+        return [o.data for o in self.output_records if not o.by_agent]
+
+    def outputs_from(self, *executors: Any) -> list[Any]:
+        """The outputs yielded by these executors (ids or executor objects), in order."""
+        if not executors:
+            raise FlowsUsageError(
+                "run.outputs_from() needs the executors whose outputs you want, by id or "
+                "object: run.outputs_from('turn_manager'); run.outputs has them all."
+            )
+        ids = {e if isinstance(e, str) else str(getattr(e, "id", e)) for e in executors}
+        known = set(getattr(self.flow, "executors", {}) or {})
+        unknown = sorted(ids - known) if known else []
+        if unknown:
+            raise FlowsUsageError(
+                f"run.outputs_from(): no executor {', '.join(map(repr, unknown))} in workflow "
+                f"{getattr(self.flow, 'name', None)!r}; its executors are {sorted(known)}."
+            )
+        return [o.data for o in self.output_records if o.executor in ids]
 
     def request(self, request_id: str | None = None) -> PendingRequest:
         """The pending request with this id (or the only one)."""
@@ -219,6 +259,7 @@ class AgentFrameworkAdapter:
                 run.error = _checkpoint_error(name, *tracer.checkpoint_failures[0])
             _finish_line(tracer, name, run)
         run.outputs = list(tracer.outputs)
+        run.output_records = _output_records(workflow, run.events)
         run.output = run.outputs[-1] if run.outputs else None
         run.method_outputs = list(run.outputs)
         run.checkpoints = list(tracer.checkpoints)
@@ -234,6 +275,24 @@ class AgentFrameworkAdapter:
             supersteps=tracer.supersteps,
         )
         return run
+
+
+def _output_records(workflow: Any, events: list[Any]) -> list[OutputRecord]:
+    agents = {
+        executor_id
+        for executor_id, executor in (getattr(workflow, "executors", None) or {}).items()
+        if isinstance(executor, AgentExecutor)
+    }
+    records: list[OutputRecord] = []
+    superstep = 0
+    for event in events:
+        kind = getattr(event, "type", None)
+        if kind == "superstep_started":
+            superstep = int(event.iteration)
+        elif kind == "output":
+            executor = str(event.executor_id)
+            records.append(OutputRecord(superstep, executor, event.data, executor in agents))
+    return records
 
 
 async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 * :func:`check_restore_equivalence` - restoring from any checkpoint of a run and
   continuing gives the same supersteps, outputs, state and final status as the
-  uninterrupted run (time travel is safe; executors save what they need).
+  uninterrupted run (time travel is safe; executors save what they need). Values
+  are compared with their types, not as rendered text: ``{1: ...}`` restored as
+  ``{'1': ...}`` (JSON object keys are strings) is a difference.
 * :func:`explore_seeds` - run the workflow under many scheduler seeds: a
   workflow whose concurrent executors race (last writer wins on shared state,
   a sibling reading another's uncommitted write) gives different runs for
@@ -13,14 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as _dt
 import difflib
+import enum
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from pytest_flows.agent_framework.adapter import WorkflowRun
 from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.codec import differences
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.identity import Normalizer
 from pytest_flows.loop import Scheduler
 from pytest_flows.trace import render_value
 
@@ -115,16 +123,137 @@ def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
 
 @dataclasses.dataclass
 class RestoreCheck:
-    """One checkpoint restored and compared with the uninterrupted run."""
+    """One checkpoint restored and compared with the uninterrupted run.
+
+    ``diff`` is the trace diff (what ran), ``changes`` the values that differ,
+    one ``path: what`` line each (``outputs[0][1] (key): int ... str``).
+    """
 
     checkpoint_id: str
     superstep: int
     run: WorkflowRun
     diff: str
+    changes: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def equivalent(self) -> bool:
-        return not self.diff
+        return not self.diff and not self.changes
+
+
+# -- typed comparison -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Timestamp:
+    """A datetime, whatever its value (the clock moves between runs)."""
+
+    kind: str
+
+
+#: Fields of a plain object that only its producer's bookkeeping fills: the
+#: provider's raw payload, duplicated in the object's own fields.
+_BOOKKEEPING = frozenset({"raw_representation"})
+
+
+class _Neutral:
+    """Makes one run's values comparable with another's (see :func:`_comparable`)."""
+
+    def __init__(self) -> None:
+        self.uuids = Normalizer()
+        self._ids: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        return self.uuids.text(value)
+
+    def identifier(self, value: str) -> str:
+        if value not in self._ids:
+            self._ids[value] = f"<id:{len(self._ids) + 1}>"
+        return self._ids[value]
+
+
+def _comparable(value: Any, neutral: _Neutral, seen: frozenset[int] = frozenset()) -> Any:
+    """``value`` with its types kept but run-specific ids and times made neutral.
+
+    Containers, dataclasses and pydantic models keep their structure and their
+    types (an int key stays an int key); uuids are renumbered by first
+    appearance, as in the trace. Objects without an ``__eq__`` of their own
+    (Agent Framework's ``AgentResponse``, ``Message``) become their public
+    fields, with the string ids they carry (``response_id``, ``message_id``:
+    counters of whoever answered) renumbered too - so two equal responses
+    compare equal.
+    """
+    if isinstance(value, str):
+        return neutral.text(value)
+    if value is None or isinstance(value, bool | int | float | bytes | enum.Enum):
+        return value
+    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+        return _Timestamp(type(value).__name__)
+    if id(value) in seen or len(seen) > 20:
+        return f"<{type(value).__qualname__}>"
+    inner = seen | {id(value)}
+    if type(value) is dict:
+        return {
+            _comparable(k, neutral, inner): _comparable(v, neutral, inner) for k, v in value.items()
+        }
+    if type(value) in (list, tuple):
+        return type(value)(_comparable(v, neutral, inner) for v in value)
+    if isinstance(value, BaseModel):
+        fields = {name: getattr(value, name, None) for name in type(value).model_fields}
+        return _fields_of(value, fields, neutral, inner)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+        return _fields_of(value, fields, neutral, inner)
+    if isinstance(value, Mapping):
+        return _fields_of(value, dict(value), neutral, inner)
+    if not _defines_eq(type(value)) and hasattr(value, "__dict__"):
+        public: dict[str, Any] = {}
+        for name, field in vars(value).items():
+            if name.startswith("_") or name in _BOOKKEEPING:
+                continue
+            is_id = isinstance(field, str) and (name == "id" or name.endswith("_id"))
+            public[name] = neutral.identifier(field) if is_id else field
+        return _fields_of(value, public, neutral, inner)
+    return value
+
+
+def _defines_eq(cls: type) -> bool:
+    return any("__eq__" in vars(klass) for klass in cls.__mro__ if klass is not object)
+
+
+def _fields_of(
+    value: Any, fields: Mapping[Any, Any], neutral: _Neutral, seen: frozenset[int]
+) -> Any:
+    return {
+        "__type__": type(value).__qualname__,
+        **{k: _comparable(v, neutral, seen) for k, v in fields.items()},
+    }
+
+
+def _typed_outcome(run: WorkflowRun, superstep: int) -> dict[str, Any]:
+    """What the run produced after ``superstep``, as comparable values."""
+    ids = _Neutral()
+    after = [o for o in run.output_records if o.superstep > superstep]
+    # concurrent executors of one superstep yield in the order they happened to run
+    after.sort(key=lambda o: (o.superstep, o.executor))
+    pending = sorted(
+        ((p.executor, type(p.data).__qualname__, _comparable(p.data, ids)) for p in run.pending),
+        key=lambda item: (item[0], item[1]),
+    )
+    return {
+        "outputs": [_comparable(o.data, ids) for o in after],
+        "state": _comparable(run.state, ids),
+        "status": run.status,
+        "pending": pending,
+        "error": type(run.error).__name__ if run.error else None,
+    }
+
+
+def _value_changes(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    changes: list[str] = []
+    for key in expected:
+        for change in differences(expected[key], actual[key], root=key):
+            changes.append(change.describe())
+    return changes
 
 
 def _outcome(run: WorkflowRun) -> list[str]:
@@ -151,8 +280,16 @@ def check_restore_equivalence(
     **kwargs)``). Every checkpoint that run wrote (or those in
     ``checkpoints``) is restored on a fresh workflow and run to the end; the
     supersteps after the checkpoint, the outputs they yield, the final state
-    and status must be the same. Raises ``AssertionError`` with a diff for the
-    first checkpoint that differs; returns the checks otherwise.
+    and status must be the same - values compared with their types, so a dict
+    whose int keys come back as str keys differs. Raises ``AssertionError``
+    naming the checkpoint, its superstep and the differing paths (and a trace
+    diff) for the first checkpoint that differs; returns the checks otherwise.
+
+    ``storage`` decides the codec: by default a :class:`FlowsCheckpointStorage`
+    with ``FileCheckpointStorage``'s rules (JSON, restricted unpickling: what a
+    checkpoint that outlives the process goes through); pass
+    ``FlowsCheckpointStorage(rules="memory", ...)`` to check restores from
+    ``InMemoryCheckpointStorage`` only.
     """
     if not callable(build):
         raise FlowsUsageError(
@@ -189,16 +326,41 @@ def check_restore_equivalence(
                 tofile=f"restored from checkpoint after superstep {superstep}",
             )
         )
-        check = RestoreCheck(checkpoint_id, superstep, resumed, diff)
+        changes = _value_changes(
+            _typed_outcome(full, superstep), _typed_outcome(resumed, superstep)
+        )
+        check = RestoreCheck(checkpoint_id, superstep, resumed, diff, changes)
         checks.append(check)
-        if diff:
-            raise AssertionError(
-                f"restoring {full.flow.name or 'the workflow'!r} from its checkpoint after "
-                f"superstep {superstep} ({checkpoint_id}) and running on differs from the "
-                "uninterrupted run. An executor probably keeps state it does not save in "
-                "on_checkpoint_save() (or reads something outside the workflow).\n" + diff
-            )
+        if not check.equivalent:
+            raise AssertionError(_restore_failure(full, store, check))
     return checks
+
+
+_MAX_CHANGES = 20
+
+
+def _restore_failure(full: WorkflowRun, store: FlowsCheckpointStorage, check: RestoreCheck) -> str:
+    name = full.flow.name or "the workflow"
+    lines = [
+        f"restoring {name!r} from checkpoint {check.checkpoint_id} (saved after superstep "
+        f"{check.superstep}; {store.rules} storage rules) and running on differs from the "
+        "uninterrupted run."
+    ]
+    if check.changes:
+        shown = check.changes[:_MAX_CHANGES]
+        lines.append("Values that differ (uninterrupted run -> restored run):")
+        lines.extend(f"  {change}" for change in shown)
+        if len(check.changes) > len(shown):
+            lines.append(f"  ... and {len(check.changes) - len(shown)} more")
+    lines.append(
+        "An executor keeps state it does not save in on_checkpoint_save(), or restores it "
+        "changed in on_checkpoint_restore() (the checkpoint codec gives JSON object keys "
+        "back as str); or the workflow reads something outside itself."
+    )
+    if check.diff:
+        lines.append("What ran differs too:")
+        lines.append(check.diff.rstrip("\n"))
+    return "\n".join(lines)
 
 
 # -- seeds ---------------------------------------------------------------------------
