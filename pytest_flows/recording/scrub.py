@@ -34,7 +34,6 @@ from pytest_flows._secrets import (
     is_secret_header,
     secret_pattern,
 )
-from pytest_flows.recording.matching import decode_body
 
 __all__ = ["KEPT_HEADERS", "PLACEHOLDER", "REPLAY_KEY", "Scrubber"]
 
@@ -184,13 +183,25 @@ class Scrubber:
         return urlunsplit(parts._replace(netloc=netloc, query=query))
 
     def _mask_body(self, body: Any, content_type: str, *, in_response: bool) -> Any:
-        data = decode_body(body)
+        if isinstance(body, bytes | bytearray):
+            try:
+                text = bytes(body).decode("utf-8")
+            except UnicodeDecodeError:
+                return body  # binary: only searched for secret values
+        elif isinstance(body, str):
+            text = body
+        else:
+            return body
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
         if isinstance(data, dict | list):
             masked = self._mask_json(data, in_response)
             # Pretty-printed: a re-recording reviews like code.
             return json.dumps(masked, indent=2, ensure_ascii=False).encode("utf-8")
-        if isinstance(data, str) and _looks_like_form(data, content_type):
-            return self._mask_form(data).encode("utf-8")
+        if text.strip() and _looks_like_form(text, content_type):
+            return self._mask_form(text).encode("utf-8")
         return body
 
     def _mask_json(self, data: Any, in_response: bool) -> Any:
