@@ -19,7 +19,7 @@ from pytest_flows.recording.drift import (
     summary,
 )
 from pytest_flows.recording.matching import DEFAULT_MATCH_ON, canonical_body, describe, llm_body
-from pytest_flows.recording.scrub import Scrubber
+from pytest_flows.recording.scrub import TEST_SCRUBBERS, Scrubber
 
 __all__ = ["RECORD_MODES", "Recording", "check_options", "use_cassette"]
 
@@ -180,6 +180,9 @@ def use_cassette(
     where = Path(path)
     check_readable(where)
     scrubber = Scrubber(secrets)
+    registered = TEST_SCRUBBERS.get()
+    if registered is not None:
+        registered.append(scrubber)
     context = _make_vcr(record_mode, match_on, scrubber).use_cassette(str(where))
     cassette = context.__enter__()
     recording = Recording(where, record_mode, cassette, scrubber)

@@ -8,6 +8,7 @@ recording's scrubber, so a CI log never shows a secret the recording knows.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import os
 import re
@@ -24,7 +25,7 @@ from pytest_flows.network import loopback_only
 from pytest_flows.recording.cassette import RECORD_MODES, Recording, check_options, use_cassette
 from pytest_flows.recording.drift import PromptDriftError
 from pytest_flows.recording.matching import DEFAULT_MATCH_ON
-from pytest_flows.recording.scrub import REPLAY_KEY, Scrubber
+from pytest_flows.recording.scrub import REPLAY_KEY, TEST_SCRUBBERS, Scrubber
 
 __all__ = ["addoption", "cassette_path", "configure", "in_ci", "llm_cassette"]
 
@@ -126,8 +127,9 @@ class _Active:
 
 
 _ACTIVE = pytest.StashKey[_Active]()
-#: Outlives the cassette: the teardown report is scrubbed too.
-_SCRUBBER = pytest.StashKey[Scrubber]()
+#: Outlive the cassettes: the teardown report is scrubbed too.
+_SCRUBBERS = pytest.StashKey[list[Scrubber]]()
+_SCRUBBERS_TOKEN = pytest.StashKey[contextvars.Token[list[Scrubber] | None]]()
 
 
 @contextlib.contextmanager
@@ -156,6 +158,10 @@ def _provider_keys(may_record: bool) -> Iterator[None]:
 class _RecordingHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        # Every cassette this test opens, by marker or use_cassette, registers its scrubber.
+        scrubbers: list[Scrubber] = []
+        item.stash[_SCRUBBERS] = scrubbers
+        item.stash[_SCRUBBERS_TOKEN] = TEST_SCRUBBERS.set(scrubbers)
         if not _wants_recording(item):
             return
         settings = _marker_kwargs(item)
@@ -186,7 +192,6 @@ class _RecordingHooks:
             stack.close()
             raise
         item.stash[_ACTIVE] = _Active(stack, context, recording)
-        item.stash[_SCRUBBER] = recording.scrubber
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -200,8 +205,7 @@ class _RecordingHooks:
             shown = call.excinfo is not None and isinstance(call.excinfo.value, PromptDriftError)
             if drifts and not shown:
                 report.sections.append(("pytest-flows recording", str(drifts[0])))
-        scrubber = item.stash.get(_SCRUBBER, None)
-        if scrubber is not None:
+        for scrubber in item.stash.get(_SCRUBBERS, ()):
             _scrub_report(report, scrubber)
         return report
 
@@ -210,17 +214,29 @@ class _RecordingHooks:
         try:
             yield
         finally:
-            active = item.stash.get(_ACTIVE, None)
-            if active is not None:
-                del item.stash[_ACTIVE]
-                with active.stack:
-                    if active.failed:
-                        # Keep the cassette as it was: a failed test records nothing.
-                        failure = RuntimeError("the test failed")
-                        with contextlib.suppress(RuntimeError):
-                            active.context.__exit__(RuntimeError, failure, None)
-                    else:
-                        active.context.__exit__(None, None, None)
+            try:
+                _close_cassette(item)
+            finally:
+                token = item.stash.get(_SCRUBBERS_TOKEN, None)
+                if token is not None:
+                    del item.stash[_SCRUBBERS_TOKEN]
+                    with contextlib.suppress(ValueError):  # set in another context
+                        TEST_SCRUBBERS.reset(token)
+
+
+def _close_cassette(item: pytest.Item) -> None:
+    active = item.stash.get(_ACTIVE, None)
+    if active is None:
+        return
+    del item.stash[_ACTIVE]
+    with active.stack:
+        if active.failed:
+            # Keep the cassette as it was: a failed test records nothing.
+            failure = RuntimeError("the test failed")
+            with contextlib.suppress(RuntimeError):
+                active.context.__exit__(RuntimeError, failure, None)
+        else:
+            active.context.__exit__(None, None, None)
 
 
 def _scrub_report(report: pytest.TestReport, scrubber: Scrubber) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import copy
 import json
 import os
@@ -35,7 +36,7 @@ from pytest_flows._secrets import (
     secret_pattern,
 )
 
-__all__ = ["KEPT_HEADERS", "PLACEHOLDER", "REPLAY_KEY", "Scrubber"]
+__all__ = ["KEPT_HEADERS", "PLACEHOLDER", "REPLAY_KEY", "TEST_SCRUBBERS", "Scrubber"]
 
 PLACEHOLDER = "<secret>"
 #: What a replay-only test sees as a provider key, so SDK constructors that insist
@@ -47,6 +48,11 @@ KEPT_HEADERS = frozenset({"content-type", "retry-after"})
 _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.IGNORECASE)
 #: Runs of base64 (standard or URL-safe, possibly percent-encoded) long enough
 #: to hide a secret of the minimum length.
+#: The scrubbers of the cassettes the running test opened (marker or ``use_cassette``):
+#: pytest's report of the test goes through each of them.
+TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
+    "pytest_flows_test_scrubbers", default=None
+)
 _BASE64 = re.compile(r"(?:[A-Za-z0-9_+/-]|%2[BbFf]){12,}(?:=|%3[Dd]){0,2}")
 
 

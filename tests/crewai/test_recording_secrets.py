@@ -235,3 +235,38 @@ def test_a_prompt_holding_a_secret_replays_and_its_drift_report_prints_no_secret
     output = drifted.stdout.str()
     assert "Captured log call" in output  # the logs were printed, and scrubbed
     assert not [s for s in spellings if s in output], output
+
+
+DIRECT_TEST = """
+import logging
+
+from pytest_flows.recording import use_cassette
+
+
+def test_direct(tmp_path):
+    with use_cassette(tmp_path / "c.yaml", secrets=["AbC/dEf+GhI="]):
+        pass
+    logging.getLogger("app").warning("calling with key=AbC%2FdEf%2BGhI%3D")
+    print("key is AbC/dEf+GhI=")
+    assert "AbC/dEf+GhI=" == "", "the key AbC/dEf+GhI= was wrong"
+
+
+def test_without_a_cassette():
+    print("not a secret here: AbC/dEf+GhI=")
+    assert False
+"""
+
+
+def test_a_test_that_opens_a_cassette_itself_gets_a_scrubbed_report(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_direct=DIRECT_TEST)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(failed=2)
+    output = result.stdout.str()
+    direct, _, other = output.partition("test_without_a_cassette")
+    assert "the key <secret> was wrong" in direct and "key is <secret>" in direct
+    assert "key=<secret>" in direct  # the captured log
+    assert not [s for s in secret_encodings(ENV_SECRET) if s in direct], direct
+    assert "not a secret here: AbC/dEf+GhI=" in other  # only recorded tests are scrubbed
