@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,7 @@ from pytest_flows.syrupy_extension import (  # re-exported: the extension's publ
     FlowsAmberSerializer,
     FlowsSnapshotExtension,
 )
-from pytest_flows.trace import Trace, TraceEvent
+from pytest_flows.trace import Trace, TraceEvent, cycle_mark, model_values, stable_repr
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -50,7 +49,6 @@ __all__ = [
 ]
 
 _INDENT = "  "
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 # -- normalizing values ----------------------------------------------------------------
@@ -60,50 +58,59 @@ def normalized(value: Any, normalizer: Normalizer | None = None) -> Any:
     Pydantic models become their JSON dump, mappings get string keys (sorted
     when rendered), sets become sorted lists, and every string goes through
     the :class:`~pytest_flows.identity.Normalizer` (UUIDs -> ``<uuid:N>``, ISO
-    timestamps -> ``<ts>``). Pass one ``normalizer`` to number the ids of
+    timestamps -> ``<ts>``). Bytes become their repr (``"b'\\xff'"``), plain
+    objects ``"Thing(field=...)"`` (never a memory address), and a value that
+    contains itself shows ``"[...]"`` / ``"{...}"`` where it recurs, as in a
+    trace. Pass one ``normalizer`` to number the ids of
     several values consistently. Use it to snapshot any other data:
     ``assert normalized(record.payload) == snapshot``.
     """
     return _plain(value, normalizer or Normalizer())
 
 
-def _plain(value: Any, normalizer: Normalizer) -> Any:
+def _plain(value: Any, normalizer: Normalizer, seen: frozenset[int] = frozenset()) -> Any:
     unwrap = getattr(value, "_unwrap", None)  # crewai's state proxy
     if callable(unwrap) and not isinstance(value, type):
         value = unwrap()
+    if isinstance(value, BaseModel | Mapping | list | tuple | set | frozenset) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        if id(value) in seen:
+            return cycle_mark(value)  # it contains itself: show where, as a trace does
+        seen = seen | {id(value)}
     if isinstance(value, BaseModel):
         # Python mode keeps sets as sets (JSON mode lists them in hash order).
-        value = value.model_dump()
+        value = model_values(value)
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
         return normalizer.text(value)
-    if isinstance(value, bytes):
-        return normalizer.text(value.decode("utf-8", errors="replace"))
+    if isinstance(value, bytes | bytearray):
+        return normalizer.text(repr(value))  # lossless: b'\xff' and b'\xfe' differ
     if isinstance(value, Mapping):
         # Keys in their natural order first: first-seen id numbering must not
         # depend on insertion order either.
         items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
-        return {normalizer.text(k): _plain(v, normalizer) for k, v in items}
+        return {normalizer.text(k): _plain(v, normalizer, seen) for k, v in items}
     if isinstance(value, set | frozenset):
-        plain = [_plain(v, Normalizer()) for v in value]
+        plain = [_plain(v, Normalizer(), seen) for v in value]
         order = sorted(range(len(plain)), key=lambda i: _json(plain[i]))
         items = list(value)
-        return [_plain(items[i], normalizer) for i in order]
+        return [_plain(items[i], normalizer, seen) for i in order]
     if isinstance(value, list | tuple):
-        return [_plain(v, normalizer) for v in value]
+        return [_plain(v, normalizer, seen) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain(
-            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, normalizer
+            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, normalizer, seen
         )
     try:
         jsonable = to_jsonable_python(value)  # datetimes, enums, UUIDs, paths, decimals...
     except Exception:
         jsonable = None
     if isinstance(jsonable, str | int | float | bool):
-        return _plain(jsonable, normalizer)
-    # Memory addresses differ from run to run.
-    return normalizer.text(_ADDRESS.sub("", repr(value)))
+        return _plain(jsonable, normalizer, seen)
+    # Plain objects as Type(field=...), never with their memory address.
+    return normalizer.text(stable_repr(value, seen))
 
 
 def _json(value: Any) -> str:

@@ -9,57 +9,150 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-__all__ = ["Trace", "TraceEvent", "render_value"]
+__all__ = ["Trace", "TraceEvent", "cycle_mark", "model_values", "render_value", "stable_repr"]
 
 #: Longest rendering of one value before it is shortened with an ellipsis.
 MAX_VALUE_CHARS = 120
 
+#: How deep plain objects nested in plain objects are spelled out (deeper: ``<Type>``).
+MAX_OBJECT_DEPTH = 4
+
+# "<Thing object at 0x7f3a...>": the address differs in every process.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _public_fields(value: Any) -> list[tuple[str, Any]]:
+    """An object's public attributes, in the order its class set them."""
+    fields: dict[str, Any] = {}
+    for cls in reversed(type(value).__mro__):
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if not name.startswith("_") and hasattr(value, name):
+                fields[name] = getattr(value, name)
+    instance = getattr(value, "__dict__", None)
+    if isinstance(instance, dict):
+        fields.update((k, v) for k, v in instance.items() if not k.startswith("_"))
+    return list(fields.items())
+
+
+def _object_text(value: Any, seen: frozenset[int]) -> str:
+    """``Thing(name='x', size=2)`` for an object whose repr is only its address."""
+    name = type(value).__name__
+    fields = _public_fields(value)
+    if not fields:
+        return f"<{name}>"
+    if id(value) in seen:
+        return f"{name}(...)"  # it contains itself
+    if len(seen) >= MAX_OBJECT_DEPTH:
+        return f"<{name}>"
+    seen = seen | {id(value)}
+    return name + "(" + ", ".join(f"{k}={_inline(v, seen)}" for k, v in fields) + ")"
+
+
+_OBJECT_REPR: Any = object.__repr__
+
+
+def _has_address_repr(value: Any) -> bool:
+    return type(value).__repr__ is _OBJECT_REPR and not isinstance(value, type)
+
+
+def stable_repr(value: Any, seen: frozenset[int] = frozenset()) -> str:
+    """``repr(value)`` without memory addresses.
+
+    A plain object (one whose repr would be ``<Thing object at 0x...>``) renders
+    as its type name and public fields, ``Thing(name='x')``; any other repr
+    that embeds an address (functions, bound methods...) has it removed.
+    """
+    if _has_address_repr(value):
+        return _object_text(value, seen)
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not break the trace
+        return f"<{type(value).__name__}>"
+    return _ADDRESS.sub("", text)
+
+
+def cycle_mark(value: Any) -> str:
+    """What a value that contains itself shows where it recurs: ``[...]``, ``{...}``, ``M(...)``."""
+    if isinstance(value, list | tuple):
+        return "[...]"
+    if isinstance(value, dict | set | frozenset):
+        return "{...}"
+    return f"{type(value).__name__}(...)"
+
+
+def model_values(model: BaseModel) -> dict[str, Any]:
+    """A pydantic model's fields by name (its python-mode dump when it has no cycle)."""
+    try:
+        return model.model_dump(mode="python")
+    except (ValueError, RecursionError):  # it contains itself: walk the fields instead
+        fields = {name: getattr(model, name) for name in type(model).model_fields}
+        fields.update(model.__pydantic_extra__ or {})
+        return fields
+
+
+def _inline(value: Any, seen: frozenset[int]) -> str:
+    """One field of an object: containers as JSON, anything else as its stable repr."""
+    if isinstance(value, BaseModel | dict | list | tuple | set | frozenset):
+        if id(value) in seen:
+            return cycle_mark(value)
+        return _json_text(_canonical(value, seen))
+    return stable_repr(value, seen)
+
 
 def _canonical(value: Any, seen: frozenset[int] = frozenset()) -> Any:
-    """``value`` with every set turned into a sorted list, recursively.
+    """``value`` as JSON-able data: sets sorted, bytes and plain objects as stable text.
 
-    Sets iterate in hash order, which changes with PYTHONHASHSEED; a trace must not.
-    A container that contains itself raises ValueError (the caller falls back to repr).
+    Sets iterate in hash order, which changes with PYTHONHASHSEED; a trace must
+    not. Where a value contains itself, the repeat is its :func:`cycle_mark`.
     """
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="python")
-    if isinstance(value, dict | list | tuple | set | frozenset):
+    if isinstance(value, BaseModel | dict | list | tuple | set | frozenset):
         if id(value) in seen:
-            raise ValueError("circular reference")
+            return cycle_mark(value)
         seen = seen | {id(value)}
+    if isinstance(value, BaseModel):
+        value = model_values(value)
+    if isinstance(value, bytes | bytearray):
+        return repr(value)  # lossless, and never mistaken for text
     if isinstance(value, dict):
         return {k: _canonical(v, seen) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_canonical(v, seen) for v in value]
     if isinstance(value, set | frozenset):
         items = [_canonical(v, seen) for v in value]
-        return sorted(items, key=lambda v: json.dumps(to_jsonable_python(v, fallback=repr)))
+        return sorted(items, key=_json_text)
+    if _has_address_repr(value):
+        return _object_text(value, seen)
     return value
+
+
+def _json_text(value: Any) -> str:
+    jsonable = to_jsonable_python(value, fallback=stable_repr)
+    return json.dumps(jsonable, sort_keys=True, ensure_ascii=False)
 
 
 def render_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     """A short, stable text form of ``value`` for a trace line.
 
     Pydantic models and containers render as JSON with sorted keys and sorted
-    sets, so the text depends neither on insertion nor on hash order; anything
-    else uses ``repr``.
+    sets, so the text depends neither on insertion nor on hash order; bytes as
+    their repr (``b'\\xff'``); plain objects as ``Thing(field=...)``; anything
+    else uses ``repr``, without memory addresses. Where a value contains
+    itself, the repeat shows as ``[...]`` / ``{...}``.
     """
     if isinstance(value, set | frozenset):
-        text = "{" + ", ".join(sorted(repr(v) for v in value)) + "}"
+        text = "{" + ", ".join(sorted(_inline(v, frozenset()) for v in value)) + "}"
     elif isinstance(value, BaseModel | dict | list | tuple):
-        try:
-            jsonable = to_jsonable_python(_canonical(value), fallback=repr)
-            text = json.dumps(jsonable, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = repr(value)
+        text = _json_text(_canonical(value))
     else:
-        text = repr(value)
+        text = stable_repr(value)
     text = text.replace("\n", "\\n")
     if len(text) > limit:
         text = text[: limit - 1] + "…"

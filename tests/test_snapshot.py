@@ -168,8 +168,69 @@ def test_normalized_handles_models_sets_times_and_unknown_objects() -> None:
     assert normalized(State()) == {"at": "<ts>", "id": "<uuid:1>", "tags": ["a", "b", "c"]}
     assert normalized(frozenset({3, 1, 2})) == [1, 2, 3]
     assert normalized(uuid.UUID(ID_A)) == "<uuid:1>"
-    assert normalized(object()) == "<object object>"  # no memory address
-    assert normalized(b"raw") == "raw"
+    assert normalized(object()) == "<object>"  # no memory address
+    assert normalized(b"raw") == "b'raw'"
+
+
+class Thing:
+    """A plain object: its repr is ``<...Thing object at 0x...>``."""
+
+    def __init__(self, name: str, size: int) -> None:
+        self.name = name
+        self.size = size
+        self._cache = object()  # private: not part of what a snapshot shows
+
+
+def test_normalized_renders_plain_objects_by_type_and_public_fields() -> None:
+    assert normalized(Thing("box", 2)) == "Thing(name='box', size=2)"
+    assert normalized({"items": [Thing(ID_A, 1)]}) == {"items": ["Thing(name='<uuid:1>', size=1)"]}
+
+
+def test_a_plain_object_renders_the_same_in_another_process() -> None:
+    code = textwrap.dedent(
+        """\
+        from pytest_flows.run import FlowRun
+        from pytest_flows.snapshot import normalized, snapshot_text
+        class Thing:
+            def __init__(self): self.size = 2
+        print(normalized(Thing()))
+        print(snapshot_text(FlowRun(flow=None, output=Thing(), state={"t": Thing()})))
+        """
+    )
+    command = [sys.executable, "-c", code]
+    outputs = {
+        subprocess.run(command, capture_output=True, text=True, check=True).stdout for _ in range(2)
+    }
+    assert len(outputs) == 1, outputs
+    (text,) = outputs
+    assert "0x" not in text and 'output: "Thing(size=2)"' in text
+
+
+def test_normalized_keeps_bytes_apart() -> None:
+    assert normalized(b"\xff") != normalized(b"\xfe")
+    assert normalized(b"\xff") == "b'\\xff'"
+    assert normalized({"raw": bytearray(b"\x00\x01")}) == {"raw": "bytearray(b'\\x00\\x01')"}
+    assert normalized(b"text") != normalized("text")
+
+
+class Node(BaseModel):
+    children: list[object] = []
+
+
+def test_normalized_and_snapshot_text_render_a_value_that_contains_itself() -> None:
+    loop: dict[str, object] = {"name": "root"}
+    loop["self"] = loop
+    assert normalized(loop) == {"name": "root", "self": "{...}"}
+    items: list[object] = [1]
+    items.append(items)
+    assert normalized(items) == [1, "[...]"]
+
+    node = Node()
+    node.children.append(node)
+    run = FlowRun(flow=None, output=items, state=node)
+    text = snapshot_text(run)
+    assert 'output: [1, "[...]"]' in text
+    assert "Node(...)" in text.split("state:")[1]
 
 
 # -- races ---------------------------------------------------------------------------------------

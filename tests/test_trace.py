@@ -55,7 +55,72 @@ def test_sets_inside_values_render_sorted() -> None:
     assert render_value([{3, 1, 2}]) == "[[1, 2, 3]]"
 
 
-def test_a_value_that_contains_itself_falls_back_to_repr() -> None:
+def test_a_value_that_contains_itself_shows_where_it_recurs() -> None:
     loop: list[object] = []
     loop.append(loop)
-    assert render_value({"loop": loop}) == "{'loop': [[...]]}"
+    assert render_value({"loop": loop}) == '{"loop": ["[...]"]}'
+    table: dict[str, object] = {}
+    table["table"] = table
+    assert render_value(table) == '{"table": "{...}"}'
+
+
+class Graph(BaseModel):
+    nodes: list[object] = []
+
+
+def test_a_model_that_contains_itself_renders_without_recursing() -> None:
+    graph = Graph()
+    graph.nodes.append(graph)
+    text = render_value(graph)
+    assert "Graph(...)" in text and text.startswith('{"nodes": [')
+
+
+class Thing:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.size = 2
+        self._secret_cache = "hidden"
+
+
+class Slotted:
+    __slots__ = ("_private", "kind")
+
+    def __init__(self) -> None:
+        self.kind = "slot"
+        self._private = 1
+
+
+class Empty:
+    pass
+
+
+def test_plain_objects_render_by_type_and_public_fields_never_an_address() -> None:
+    assert render_value(Thing("box")) == "Thing(name='box', size=2)"
+    assert render_value([Thing("a")]) == "[\"Thing(name='a', size=2)\"]"
+    assert render_value({"t": Thing("a")}) == '{"t": "Thing(name=\'a\', size=2)"}'
+    assert render_value(Slotted()) == "Slotted(kind='slot')"
+    assert render_value(Empty()) == "<Empty>"
+    assert render_value(object()) == "<object>"
+    for value in (Thing("x"), Empty(), [Empty()], lambda: 1, Thing("x").__init__):
+        assert " at 0x" not in render_value(value), value
+
+
+def test_an_object_that_contains_itself_shows_where_it_recurs() -> None:
+    thing = Thing("loop")
+    thing.me = thing  # type: ignore[attr-defined]
+    assert render_value(thing) == "Thing(name='loop', size=2, me=Thing(...))"
+
+
+def test_an_object_whose_repr_raises_renders_as_its_type() -> None:
+    class Broken:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    assert render_value(Broken()) == "<Broken>"
+
+
+def test_bytes_render_losslessly() -> None:
+    assert render_value(b"\xff") != render_value(b"\xfe")
+    assert render_value(b"\xff") == "b'\\xff'"
+    assert render_value({"raw": b"\xff"}) != render_value({"raw": b"\xfe"})
+    assert render_value({"raw": b"ok"}) != render_value({"raw": "ok"})
