@@ -23,6 +23,7 @@ from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
 from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
+from pytest_flows.thread_context import threads_inherit_context
 from pytest_flows.trace import Trace, TraceEvent
 
 __all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
@@ -57,6 +58,7 @@ class FlowsSession:
         stack = self._stack
         stack.enter_context(_loop.ensure_policy())
         stack.enter_context(_loop.activate(self.scheduler))
+        stack.enter_context(threads_inherit_context())  # helper threads see the trace capture
         stack.enter_context(seeded_uuids(f"{self.test_id}:{self.scheduler.seed}"))
         stack.enter_context(frozen_wall_clock(self.scheduler.clock, self.epoch))
         stack.enter_context(network_guard(loopback_only(self.allow_hosts)))
@@ -121,32 +123,39 @@ class FlowsSession:
 
     # -- trace -------------------------------------------------------------------
     def record(self, event: TraceEvent) -> None:
-        """Append a raw (not yet normalized) event; adapters call this."""
+        """Append a raw (not yet normalized) event; adapters call this.
+
+        The event goes to the test's trace and to every run of this session the
+        calling context belongs to, so concurrent runs keep their own events.
+        """
         with self._events_lock:
             self._events.append(event)
+            for owner, events in _runs.get():
+                if owner is self:
+                    events.append(event)
 
     def event_count(self) -> int:
+        """Events recorded so far in the current run (or, outside any run, in the test)."""
         with self._events_lock:
-            return len(self._events)
+            return len(self._own_events())
+
+    def _own_events(self) -> list[TraceEvent]:
+        mine = [events for owner, events in _runs.get() if owner is self]
+        return mine[-1] if mine else self._events
 
     @property
     def trace(self) -> Trace:
         """The normalized trace of everything recorded in this test so far."""
-        return self.trace_slice(0)
+        with self._events_lock:
+            raw = list(self._events)
+        return _normalized_trace(raw)
 
     def trace_slice(self, start: int = 0, stop: int | None = None) -> Trace:
-        """The normalized trace of the events recorded from ``start`` to ``stop``."""
+        """The normalized trace of events ``start`` to ``stop`` as :meth:`event_count`
+        counts them: the current run's, or outside any run the test's."""
         with self._events_lock:
-            raw = self._events[start:stop]
-        normalizer = Normalizer()
-        return Trace.of(
-            TraceEvent(
-                kind=e.kind,
-                name=normalizer.text(e.name),
-                fields=tuple((k, normalizer.text(v)) for k, v in e.fields),
-            )
-            for e in raw
-        )
+            raw = self._own_events()[start:stop]
+        return _normalized_trace(raw)
 
     # -- running -----------------------------------------------------------------
     def adapter_for(self, target: object) -> Adapter:
@@ -211,9 +220,18 @@ class FlowsSession:
     async def _run(
         self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> FlowRun:
-        mark = self.event_count()
-        result = await adapter.run(self, target, args, kwargs)
-        result.trace = self.trace_slice(mark)
+        # The run's own collector lives in this context, which asyncio copies into
+        # the run's tasks and to_thread workers: two runs gathered side by side,
+        # or one in a helper thread, each collect exactly their own events.
+        events: list[TraceEvent] = []
+        token = _runs.set((*_runs.get(), (self, events)))
+        try:
+            result = await adapter.run(self, target, args, kwargs)
+        finally:
+            _runs.reset(token)
+        with self._events_lock:
+            raw = list(events)
+        result.trace = _normalized_trace(raw)
         return result
 
     def _finish(self, result: FlowRun, raise_on_error: bool) -> FlowRun:
@@ -228,6 +246,25 @@ class FlowsSession:
                 )
             raise error
         return result
+
+
+#: The runs the current context is part of, innermost last (a flow may call
+#: flows.run itself): each with the session it belongs to and its events.
+_runs: contextvars.ContextVar[tuple[tuple[FlowsSession, list[TraceEvent]], ...]] = (
+    contextvars.ContextVar("pytest_flows_runs", default=())
+)
+
+
+def _normalized_trace(raw: list[TraceEvent]) -> Trace:
+    normalizer = Normalizer()
+    return Trace.of(
+        TraceEvent(
+            kind=e.kind,
+            name=normalizer.text(e.name),
+            fields=tuple((k, normalizer.text(v)) for k, v in e.fields),
+        )
+        for e in raw
+    )
 
 
 def _indent(text: str) -> str:

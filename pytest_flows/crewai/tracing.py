@@ -2,6 +2,8 @@
 
 The recorder is a crewai *stream sink*: it runs synchronously inside
 ``emit()``, in true emission order, scoped to a ContextVar (so to one test).
+It records through ``session.record``, which files each event under the run
+whose context emitted it.
 """
 
 from __future__ import annotations
@@ -59,9 +61,10 @@ class CrewAITraceRecorder:
         self._lock = threading.Lock()
         # event_id of a MethodExecutionFinishedEvent -> (method, result, is_router)
         self._finished: dict[str, tuple[str, Any, bool]] = {}
-        # router label -> the router that chose it last (conditional starts
-        # re-run by a router cycle carry no causal event id of their own)
-        self._labels: dict[str, str] = {}
+        # per flow instance: router label -> the router that chose it last
+        # (conditional starts re-run by a router cycle carry no causal event id
+        # of their own); per flow, so flows run side by side do not mix
+        self._labels: dict[int, dict[str, str]] = {}
 
     def emit(self, event: TraceEvent) -> None:
         self._record(event)
@@ -92,7 +95,7 @@ class CrewAITraceRecorder:
             return
         if isinstance(event, FlowStartedEvent):
             with self._lock:
-                self._labels.clear()
+                self._labels[id(source)] = {}
             graph.note_started(source, event.flow_name)  # coverage: which class this run is
             fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
             self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
@@ -145,7 +148,7 @@ class CrewAITraceRecorder:
             if router and event.result is not None:
                 label = getattr(event.result, "value", event.result)
                 with self._lock:
-                    self._labels[str(label)] = event.method_name
+                    self._labels.setdefault(id(source), {})[str(label)] = event.method_name
                 self.emit(
                     TraceEvent(
                         kind="router.chose", name=event.method_name, fields=(("label", str(label)),)
@@ -171,7 +174,8 @@ class CrewAITraceRecorder:
     def _start_trigger(self, flow: Any, method: str) -> str:
         labels = _labels_of(patches.start_condition(flow, method))
         with self._lock:
-            fired = [f"{self._labels[label]}:{label}" for label in labels if label in self._labels]
+            chosen = self._labels.get(id(flow), {})
+            fired = [f"{chosen[label]}:{label}" for label in labels if label in chosen]
         return fired[0] if fired else "start"
 
     def _trigger(self, flow: Any, event: MethodExecutionStartedEvent) -> str:
