@@ -127,16 +127,41 @@ def active_scheduler() -> Scheduler | None:
 
 @contextlib.contextmanager
 def activate(scheduler: Scheduler) -> Iterator[Scheduler]:
-    """Make ``scheduler`` drive every :class:`DeterministicEventLoop` until exit."""
+    """Make ``scheduler`` drive every :class:`DeterministicEventLoop` created on the
+    calling thread (or on a thread the scheduler manages) until exit."""
     global _active
     with _active_lock:
         previous, _active = _active, scheduler
+    owners = _owners.setdefault(id(scheduler), [])
+    owners.append(threading.get_ident())
     try:
         with _stdlib_seams.patched(scheduler.threads):
             yield scheduler
     finally:
+        owners.pop()
+        if not owners:
+            del _owners[id(scheduler)]
+            # Threads still parked (an idle pool, a thread nobody joined) go on as
+            # ordinary threads: nothing will ever schedule them again.
+            scheduler.threads.detach()
         with _active_lock:
             _active = previous
+
+
+#: The threads that activated each scheduler: loops they create are driven by it.
+_owners: dict[int, list[int]] = {}
+
+
+def _driving_scheduler() -> Scheduler | None:
+    """The scheduler a loop created on this thread belongs to, if any: a loop made on
+    a thread the harness does not run (a framework's background loop started during
+    a test) stays an ordinary loop."""
+    scheduler = _active
+    if scheduler is None:
+        return None
+    if current() is not None or threading.get_ident() in _owners.get(id(scheduler), ()):
+        return scheduler
+    return None
 
 
 class DeterministicEventLoop(asyncio.SelectorEventLoop):
@@ -151,7 +176,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # Bound for life to the scheduler active at creation: a loop made
         # outside a flows test (a framework's own background loop, a
         # module-scoped pytest-asyncio loop) stays an ordinary loop.
-        self._scheduler = _active
+        self._scheduler = _driving_scheduler()
         self._workers: list[threading.Thread] = []
         self._live_workers = 0
         self._exit_waiter: asyncio.Future[None] | None = None
@@ -182,6 +207,12 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             return
         threads = scheduler.threads
         me = current()
+        if me is None and threading.get_ident() not in _owners.get(id(scheduler), ()):
+            # Made during a test but run by a thread the harness does not run (say, a
+            # framework's background loop thread): an ordinary loop for life.
+            self._scheduler = None
+            super().run_forever()
+            return
         joined = me is None
         if joined:
             me = threads.enter(f"loop:{threading.current_thread().name}")

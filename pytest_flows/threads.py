@@ -64,7 +64,10 @@ class FlowsAborted(BaseException):
 
 def current() -> Participant | None:
     """The participant running on this thread, or None for a thread the harness does not manage."""
-    return getattr(_tls, "participant", None)
+    p: Participant | None = getattr(_tls, "participant", None)
+    if p is not None and p.sched.detached:
+        _tls.participant = p = None
+    return p
 
 
 class Participant:
@@ -72,6 +75,7 @@ class Participant:
 
     __slots__ = (
         "_wake",
+        "begun",
         "deadline",
         "done",
         "error",
@@ -91,6 +95,8 @@ class Participant:
         self.ident: int | None = None
         self._wake = _real_lock()
         self._wake.acquire()  # parked until someone hands it the baton
+        self.begun = _real_lock()
+        self.begun.acquire()
         self.ready_when: Callable[[], bool] | None = None  # None: runnable
         self.deadline: float | None = None
         self.what = ""
@@ -130,6 +136,7 @@ class ThreadScheduler:
         self._holder: Participant | None = None
         self._next_seq = 0
         self._aborted: BaseException | None = None
+        self.detached = False
         #: How many times the baton changed hands (for the benchmark).
         self.switches = 0
 
@@ -177,11 +184,9 @@ class ThreadScheduler:
     ) -> threading.Thread:
         """Start ``body`` on a new managed thread; the seed decides whether it runs at once."""
         p = self._new(name)
-        p.ready_when = None
 
         def run() -> None:
-            self._bind(p)
-            self._park(p)
+            self.begin(p)
             try:
                 body()
             except FlowsAborted:
@@ -189,26 +194,38 @@ class ThreadScheduler:
             finally:
                 self.leave(p)
 
-        with self._mutex:
-            self._parts.append(p)
         thread = _RealThread(target=run, name=name, daemon=daemon)
         thread._flows_participant = p  # type: ignore[attr-defined]
-        _real_thread_start(thread)
-        me = current()
-        if me is not None:
-            self.switch(me, handoff=p)
+        with self._mutex:
+            self._parts.append(p)
+        self.start(thread, p)
         return thread
 
     def adopt(self, name: str) -> Participant:
-        """A participant for a thread about to be started by a managed thread (see
-        :meth:`spawn`); the new thread calls :meth:`begin` first thing."""
+        """A participant for a thread about to be started by a managed thread; the new
+        thread calls :meth:`begin` first thing in its ``run``."""
         p = self._new(name)
         with self._mutex:
             self._parts.append(p)
         return p
 
+    def start(self, thread: threading.Thread, child: Participant) -> None:
+        """Start ``thread`` (its run calls :meth:`begin` for ``child``) from the calling thread."""
+        me = current()
+        # Thread.start() waits for the new thread's bootstrap, which runs before any
+        # managed code: both sides of that wait are real, so nothing can switch.
+        _tls.participant = None
+        try:
+            _real_thread_start(thread)
+            child.begun.acquire()  # released once the child is parked, ready to be scheduled
+        finally:
+            _tls.participant = me
+        if me is not None:
+            self.switch(me, handoff=child)
+
     def begin(self, p: Participant) -> None:
         self._bind(p)
+        p.begun.release()
         self._park(p)
 
     # -- switching ---------------------------------------------------------------------
@@ -234,6 +251,8 @@ class ThreadScheduler:
                 return True
             if deadline is not None and self.clock.monotonic() >= deadline:
                 return False
+            if self.detached:
+                return False  # the caller sees current() is None and waits for real
             if self._aborted is not None:
                 self._check_abort(me)
                 return True  # aborted loops run on as plain loops
@@ -362,7 +381,8 @@ class ThreadScheduler:
 
     def _park(self, me: Participant) -> None:
         me._wake.acquire()
-        self._check_abort(me)
+        if not self.detached:
+            self._check_abort(me)
 
     def poke(self) -> None:
         """Something outside the flow released a primitive: if nobody holds the baton,
@@ -376,6 +396,16 @@ class ThreadScheduler:
             nxt = ready[0]
             self._holder = nxt
         nxt._wake.release()
+
+    def detach(self) -> None:
+        """The test is over: every participant still parked runs on as an ordinary thread."""
+        with self._mutex:
+            self.detached = True
+            parked = [p for p in self._parts if p is not self._holder]
+            self._parts.clear()
+            self._holder = None
+        for p in parked:
+            p._wake.release()
 
     @property
     def aborted(self) -> bool:
