@@ -45,6 +45,9 @@ def test_the_human_is_asked_about_each_guess(flows, fake_llm, human):
     ]
     assert {(a["request_type"], a["response_type"]) for a in asked} == {(HumanFeedbackRequest, str)}
     assert len({a["request_id"] for a in asked}) == 2
+    assert [exchange.reply for exchange in human.requests] == ["lower", "correct"]
+    assert human.requests[0].caller["method"] == "turn_manager"
+    assert human.requests[0].caller["data"] == {"prompt": prompt(5)}
 
 
 def test_the_feedback_reaches_the_agent(flows, fake_llm, human):
