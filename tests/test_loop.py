@@ -1,4 +1,4 @@
-"""The deterministic loop: virtual time, serial offload, seeded choice."""
+"""The deterministic loop: virtual time, thread work on real threads, seeded choice."""
 
 from __future__ import annotations
 
@@ -71,17 +71,20 @@ async def _gather_threads(names: list[str], log: list[str]) -> list[str]:
     return await asyncio.gather(*(one(n) for n in names))
 
 
-def test_thread_work_runs_serially_after_every_coroutine_awaited_it() -> None:
+def test_seed_zero_runs_handed_off_work_at_once_on_its_own_thread() -> None:
+    # A free pool starts a submitted callable at once; short work finishes before
+    # the submitting coroutine gets the loop back (compared with a bare
+    # asyncio.run in tests/test_threads.py).
     log: list[str] = []
     result = run(_gather_threads(["a", "b", "c"], log), Scheduler())
     assert result == ["a", "b", "c"]
     assert log == [
         "submit a",
+        "ran a on pytest-flows-worker-1",
         "submit b",
+        "ran b on pytest-flows-worker-2",
         "submit c",
-        "ran a on pytest-flows-worker",
-        "ran b on pytest-flows-worker",
-        "ran c on pytest-flows-worker",
+        "ran c on pytest-flows-worker-3",
     ]
 
 
