@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from pytest_flows.loop import VirtualClock
 
-__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current"]
+__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current", "sleep_on"]
 
 # Real primitives, captured before any patch: the scheduler's own machinery
 # must never route through itself.
@@ -68,6 +68,16 @@ def current() -> Participant | None:
     if p is not None and p.sched.detached:
         _tls.participant = p = None
     return p
+
+
+def sleep_on(clock: VirtualClock, seconds: float) -> None:
+    """Spend ``seconds`` of virtual time: on a managed thread a sleep that overlaps with
+    its siblings' (a switch point); elsewhere the clock simply moves on."""
+    me = current()
+    if me is not None and me.sched.clock is clock:
+        me.sched.sleep(me, seconds)
+    else:
+        clock.advance(seconds)
 
 
 class Participant:

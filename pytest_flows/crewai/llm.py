@@ -39,6 +39,7 @@ from pytest_flows.script import (
     Times,
     plain,
 )
+from pytest_flows.threads import sleep_on
 from pytest_flows.trace import TraceEvent, render_value
 
 if TYPE_CHECKING:
@@ -301,7 +302,7 @@ class _Core:
         if seconds > 0:
             clock = self.session.clock if self.session is not None else None
             if clock is not None:
-                clock.advance(seconds)
+                sleep_on(clock, seconds)  # overlaps with sibling threads' latency
 
     async def _asleep(self, seconds: float) -> None:
         if seconds <= 0:
