@@ -112,10 +112,31 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     # their timers would never fire. Deterministic loops override time().
     asyncio.BaseEventLoop.time = _real_loop_time  # type: ignore[method-assign]
     try:
-        yield
+        with _pickled_as_real(fz_api):
+            yield
     finally:
         asyncio.BaseEventLoop.time = base_time  # type: ignore[method-assign]
         freezer.stop()
+
+
+@contextlib.contextmanager
+def _pickled_as_real(fz_api: Any) -> Iterator[None]:
+    """While frozen, freezegun's datetime classes carry the real classes' names.
+
+    freezegun makes ``datetime.datetime`` *be* its ``FakeDatetime`` meanwhile, so
+    ``type(x) is datetime.datetime`` holds; with the real names a pickle (and any
+    codec that names the class, such as Agent Framework's restricted unpickler)
+    writes ``datetime.datetime`` and loads a real datetime once the test is over.
+    """
+    renamed = [(fz_api.FakeDatetime, "datetime"), (fz_api.FakeDate, "date")]
+    saved = [(cls, cls.__module__, cls.__qualname__, cls.__name__) for cls, _ in renamed]
+    for cls, name in renamed:
+        cls.__module__, cls.__qualname__, cls.__name__ = "datetime", name, name
+    try:
+        yield
+    finally:
+        for cls, module, qualname, name in saved:
+            cls.__module__, cls.__qualname__, cls.__name__ = module, qualname, name
 
 
 def _real_loop_time(self: asyncio.AbstractEventLoop) -> float:
