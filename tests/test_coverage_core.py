@@ -19,7 +19,7 @@ def _graph(key: str = "m.Demo", name: str = "Demo") -> FlowGraph:
     graph = FlowGraph(key=key, name=name, framework="test")
     for method in ("begin", "route", "x", "y", "z"):
         item = graph.add(Item(f"method:{method}", "method", method))
-        graph.nodes.append(Node(method, "listen", item))
+        graph.nodes.append(Node(method, "start" if method == "begin" else "listen", item))
     for label in ("a", "b"):
         graph.labels[f"route:{label}"] = graph.add(
             Item(f"label:route:{label}", "router label", f"route -> {label}")
@@ -94,6 +94,22 @@ def test_resumed_and_plain_starts_name_no_edge_and_unknown_labels_are_reported()
 
     assert counted.covered == {"method:y"}
     assert counted.unexpected == {"route -> c"}
+
+
+def test_a_listener_resumed_without_a_cause_is_credited_to_the_label_chosen_last() -> None:
+    # crewai resumes pending feedback by re-running the router's listeners with no
+    # causal event; the tracer writes trigger=start for them
+    trace = [
+        _ev("flow.started", "Demo"),
+        _ev("method.finished", "route"),
+        _ev("router.chose", "route", label="a"),
+        _ev("method.started", "x", trigger="start"),
+        _ev("method.started", "begin", trigger="start"),
+    ]
+
+    counted = count(trace, _started(_graph()))["m.Demo"]
+
+    assert counted.covered == {"method:route", "label:route:a", "edge:a -> x"}
 
 
 def test_runs_are_told_apart_by_their_notes_not_their_names() -> None:

@@ -46,6 +46,9 @@ class _Run:
         self.counted = counted
         self.graph = counted.graph
         self.nodes = {n.id for n in counted.graph.nodes}
+        self.starts = {n.id for n in counted.graph.nodes if n.kind == "start"}
+        #: labels chosen and methods finished in this run, latest last
+        self.fired: list[str] = []
 
 
 def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Counted]:
@@ -96,6 +99,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
             run = owner(event.name)
             if run is not None:
                 run.counted.covered.add(f"method:{event.name}")
+                run.fired.append(event.name)
         elif kind in ("router.chose", "human.feedback"):
             label = event.get("label") if kind == "router.chose" else event.get("outcome")
             run = owner(event.name)
@@ -121,6 +125,7 @@ def _edge_key(edge: str) -> str:
 
 
 def _label(run: _Run, router: str, label: str) -> None:
+    run.fired.append(label)
     item = run.graph.labels.get(f"{router}:{label}") or run.graph.labels.get(f"*:{label}")
     if item is None:
         run.counted.unexpected.add(f"{router} -> {label}")
@@ -134,11 +139,22 @@ def _listener_fired(run: _Run, listener: str, trigger: str) -> None:
     The tracer writes ``method``, ``router:label``, ``<condition> via <method or
     router:label>``, ``start`` or ``<condition> (resumed)``; the last two name no edge.
     """
+    branches = run.graph.branches.get(listener, ())
+    if trigger == "start" and listener not in run.starts:
+        # A run resumed from pending feedback triggers the listeners of the
+        # outcome with no causal event, which the tracer writes as "start":
+        # credit the single trigger this run fired last.
+        for fired in reversed(run.fired):
+            for branch in branches:
+                if branch.leaves == (fired,):
+                    run.counted.covered.add(branch.item)
+                    return
+        return
     if trigger == "start" or trigger.endswith(" (resumed)"):
         return
     fired = trigger.rpartition(" via ")[2]
     leaf = fired.partition(":")[2] or fired
-    for branch in run.graph.branches.get(listener, ()):
+    for branch in branches:
         if leaf in branch.leaves and (branch.all_of or branch.leaves == (leaf,)):
             run.counted.covered.add(branch.item)
             return
