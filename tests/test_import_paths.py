@@ -42,6 +42,7 @@ MODULES = _public_modules()
 #: they are partial. The crewai adapter's files are not this test's to fix.
 _CREWAI_REENTRANT = {
     "pytest_flows.crewai.adapter",
+    "pytest_flows.crewai.kickoff_args",
     "pytest_flows.crewai.patches",
     "pytest_flows.crewai.persistence",
     "pytest_flows.crewai.tracing",
