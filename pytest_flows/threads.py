@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from pytest_flows.loop import VirtualClock
 
-__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current", "sleep_on"]
+__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current", "sleep_on", "switch_point"]
 
 # Real primitives, captured before any patch: the scheduler's own machinery
 # must never route through itself.
@@ -78,6 +78,17 @@ def sleep_on(clock: VirtualClock, seconds: float) -> None:
         me.sched.sleep(me, seconds)
     else:
         clock.advance(seconds)
+
+
+def switch_point(why: str) -> None:
+    """A point where another thread could run first (say, a read of shared flow state).
+
+    Seed 0 goes on (a thread runs until it blocks); other seeds may switch here,
+    so a read-modify-write race can interleave.
+    """
+    me = current()
+    if me is not None and me.sched.seed != 0 and not me.sched.aborted:
+        me.sched.switch(me, why=why)
 
 
 class Participant:

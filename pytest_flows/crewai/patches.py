@@ -20,12 +20,15 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
+from pytest_flows.threads import switch_point
+
 __all__ = [
     "InlineExecutor",
     "check_patch_points",
     "inline_event_bus",
     "ordered_races",
     "render_condition",
+    "state_switch_points",
 ]
 
 RaceObserver = Callable[[Any, list[str]], "RaceRecorder"]
@@ -55,6 +58,27 @@ def _replaced(owner: Any, name: str, value: Any) -> Iterator[None]:
         yield
     finally:
         setattr(owner, name, original)
+
+
+_original_state: Any = Flow.__dict__["state"]
+
+
+@contextlib.contextmanager
+def state_switch_points() -> Iterator[None]:
+    """Every read of ``flow.state`` is a switch point of the thread scheduler.
+
+    crewai hands parallel sync listeners the one shared state object (no proxy), so
+    ``self.state.n = self.state.n + 1`` is a read-modify-write race; the seed can now
+    switch threads between its read and its write.
+    """
+    getter = _original_state.fget
+
+    def state(self: Any) -> Any:
+        switch_point("flow state")
+        return getter(self)
+
+    with _replaced(Flow, "state", property(state, _original_state.fset, _original_state.fdel)):
+        yield
 
 
 def start_event_bus() -> None:
@@ -195,6 +219,8 @@ def check_patch_points() -> None:
     emit_source = inspect.getsource(type(bus).emit)
     if "self._sync_executor.submit(" not in emit_source:
         problems.append("CrewAIEventsBus.emit no longer submits sync handlers to _sync_executor")
+    if not isinstance(_original_state, property) or _original_state.fget is None:
+        problems.append("Flow.state is no longer a property")
     if problems:
         raise AssertionError(
             "pytest-flows' crewai patch points moved (crewai upgrade?): " + "; ".join(problems)
