@@ -105,6 +105,10 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
     base_time = asyncio.BaseEventLoop.time
     freezer.start()
+    # freezegun's default ignore list holds "threading" and "queue": any call made
+    # within five frames of a thread's bootstrap (a sync flow method's body on a
+    # worker thread) would read the real clock. Only ours counts.
+    fz_api.ignore_lists[-1] = tuple(_REAL_TIME_MODULES)
     # freezegun reads the newest factory on every call; ours follows the clock.
     factories: list[Any] = fz_api.freeze_factories
     factories[-1] = _VirtualNow(clock, epoch)
