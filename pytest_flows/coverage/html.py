@@ -18,7 +18,9 @@ from pytest_flows.coverage.report import percent_text
 
 __all__ = ["write_html"]
 
-NODE_W, NODE_H, GAP_X, GAP_Y, MARGIN = 170, 44, 40, 80, 110
+NODE_W, NODE_H, GAP_X, GAP_Y = 170, 44, 40, 80
+#: room at the sides for the arrows that go round the nodes; above and below
+MARGIN, MARGIN_Y = 130, 30
 COVERED, MISSED, NEUTRAL = ("#2e7d32", "#c8e6c9"), ("#c62828", "#ffcdd2"), ("#616161", "#eeeeee")
 
 _STYLE = """
@@ -139,13 +141,13 @@ def _svg(flow: FlowCoverage) -> str:
         by_layer.setdefault(depth[node.id], []).append(node.id)
     widest = max((len(v) for v in by_layer.values()), default=1)
     width = MARGIN * 2 + widest * NODE_W + (widest - 1) * GAP_X
-    height = MARGIN * 2 + (max(by_layer, default=0) + 1) * (NODE_H + GAP_Y)
+    height = MARGIN_Y * 2 + (max(by_layer, default=0) + 1) * (NODE_H + GAP_Y) - GAP_Y
     pos: dict[str, tuple[float, float]] = {}
     for layer, ids in by_layer.items():
         row = len(ids) * NODE_W + (len(ids) - 1) * GAP_X
         x0 = (width - row) / 2
         for i, node_id in enumerate(ids):
-            pos[node_id] = (x0 + i * (NODE_W + GAP_X), MARGIN + layer * (NODE_H + GAP_Y))
+            pos[node_id] = (x0 + i * (NODE_W + GAP_X), MARGIN_Y + layer * (NODE_H + GAP_Y))
 
     parts = [
         f"<svg id='flow-graph' xmlns='http://www.w3.org/2000/svg' width='{width}' "
@@ -200,20 +202,20 @@ def _edge(flow: FlowCoverage, link: Link, pos: dict[str, tuple[float, float]], i
         x2, y2 = tx + NODE_W, ty + NODE_H / 2
         bend = max(x1, x2) + 60 + 12 * (index % 4)
         path = f"M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}"
-        lx, ly = bend - 10, (y1 + y2) / 2
+        lx, ly, anchor = x1 + 8, y1 - 6, "start"
     elif ty - sy > NODE_H + GAP_Y:  # skips a layer: go round the left side, clear of nodes
         x1, y1 = sx, sy + NODE_H / 2
         x2, y2 = tx, ty + NODE_H / 2
         bend = min(x1, x2) - 60 - 12 * (index % 4)
         path = f"M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}"
-        lx, ly = bend + 10, (y1 + y2) / 2
+        lx, ly, anchor = x1 - 8, y1 - 6, "end"
     else:
         mid = (y1 + y2) / 2
         path = f"M{x1},{y1} C{x1},{mid} {x2},{mid} {x2},{y2}"
-        lx, ly = (x1 + x2) / 2, mid
+        lx, ly, anchor = (x1 + x2) / 2, mid, "middle"
     dash = "" if tests else " stroke-dasharray='5 4'"
     label = (
-        f"<text x='{lx}' y='{ly}' text-anchor='middle' fill='{colour}'>"
+        f"<text x='{lx}' y='{ly}' text-anchor='{anchor}' fill='{colour}'>"
         f"{html.escape(link.label)}</text>"
         if link.label
         else ""
