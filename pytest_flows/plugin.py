@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
-import os
+import functools
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Iterator
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_flows import _imports, recording, syrupy_extension
+from pytest_flows import _imports, isolation, recording, syrupy_extension
 from pytest_flows._markers import marker_settings
 from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
@@ -35,7 +34,8 @@ FLOWS_FIXTURES = frozenset(
 MARKER_KWARGS = ("seed", "allow_hosts", "console")
 
 _RESTORE = pytest.StashKey[list[Any]]()
-_PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY")
+_MODE = pytest.StashKey[str]()
+_PRIVATE_ROOT = pytest.StashKey[Path]()
 
 
 def _seed(text: str) -> int:
@@ -74,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="show the frameworks' console output (silenced by default)",
     )
     parser.addini("flows_all", "like --flows-all", type="bool", default=False)
+    parser.addini(
+        "flows_isolation",
+        "test (default): isolate each flows test only; session: isolate the whole "
+        "session, as --flows-all does",
+        default="test",
+    )
     parser.addini("flows_seed", "default scheduler seed", default="0")
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
     syrupy_extension.addoption(parser)
@@ -84,7 +90,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     # Before conftest files load: a conftest that imports crewai must already
-    # see the isolated environment, the loop policy and the import hooks.
+    # meet the import hooks (and, isolating the session, the environment).
     _install(early_config)
 
 
@@ -105,16 +111,36 @@ def pytest_configure(config: pytest.Config) -> None:
 def _install(config: pytest.Config) -> None:
     if _RESTORE in config.stash:
         return
+    mode = _isolation_mode(config)
     restore: list[Any] = []
     config.stash[_RESTORE] = restore
-    _isolate_environment(restore)
-    previous = asyncio.get_event_loop_policy()
-    asyncio.set_event_loop_policy(DeterministicEventLoopPolicy())
-    restore.append(lambda: asyncio.set_event_loop_policy(previous))
+    config.stash[_MODE] = mode
+    if mode == "session":
+        _isolate_environment(restore)
+        previous = asyncio.get_event_loop_policy()
+        asyncio.set_event_loop_policy(DeterministicEventLoopPolicy())
+        restore.append(lambda: asyncio.set_event_loop_policy(previous))
     for spec in ADAPTERS:
+        if mode == "test":
+            # crewai reads its telemetry and first-run settings once, at import:
+            # set them for the import alone, not for the session.
+            window = functools.partial(isolation.framework_import_environment, spec)
+            restore.append(_imports.while_importing(spec.framework, window))
         # Configure each adapter as soon as its framework is imported: crewai
         # binds storage backends at import time of the user's flow modules.
         _imports.when_imported(spec.framework, _loader_for(spec))
+
+
+def _isolation_mode(config: pytest.Config) -> str:
+    # Before the command line is fully parsed, only the early namespace has it.
+    early = getattr(config, "known_args_namespace", None)
+    flows_all = bool(getattr(early, "flows_all", None) or config.getoption("flows_all", None))
+    try:
+        return isolation.isolation_mode(
+            config.getini("flows_isolation"), flows_all=flows_all or config.getini("flows_all")
+        )
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _loader_for(spec: AdapterSpec) -> Callable[[ModuleType], None]:
@@ -133,39 +159,61 @@ def _ini_seed(config: pytest.Config) -> int:
 
 
 def _isolate_environment(restore: list[Any]) -> None:
-    env: dict[str, str] = {}
-    for spec in ADAPTERS:
-        if importlib.util.find_spec(spec.framework) is not None:
-            env.update(spec.environment)
-    if not env:
-        return
+    """The whole session isolated (``flows_isolation = session`` or ``--flows-all``)."""
     # A fresh directory, removed at the end of the session. Not inside pytest's
     # basetemp: that is created (and emptied) only later, after conftests load.
     base = Path(tempfile.mkdtemp(prefix="pytest-flows-"))
     restore.append(lambda: shutil.rmtree(base, ignore_errors=True))
-    for sub in ("data", "cache", "config"):
-        (base / sub).mkdir(parents=True, exist_ok=True)
-    env.update(
-        XDG_DATA_HOME=str(base / "data"),
-        XDG_CACHE_HOME=str(base / "cache"),
-        XDG_CONFIG_HOME=str(base / "config"),
-        CREWAI_STORAGE_DIR="pytest-flows",
-    )
-    # Keys in the environment would let an unscripted call reach a provider.
-    unset = [k for k in _PROVIDER_KEYS if k in os.environ]
-    saved = {k: os.environ.get(k) for k in [*env, *unset]}
-    os.environ.update(env)
-    for key in unset:
-        del os.environ[key]
+    context = isolation.session_isolation(base)
+    context.__enter__()
+    restore.append(lambda: context.__exit__(None, None, None))
 
-    def undo() -> None:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
-    restore.append(undo)
+def _private_dir(config: pytest.Config) -> Path:
+    """A fresh directory for one test's files, under pytest's basetemp."""
+    root = config.stash.get(_PRIVATE_ROOT, None)
+    if root is None:
+        factory = getattr(config, "_tmp_path_factory", None)  # None under -p no:tmpdir
+        if factory is not None:
+            root = factory.mktemp("flows-isolation")
+        else:
+            root = Path(tempfile.mkdtemp(prefix="pytest-flows-"))
+            config.stash[_RESTORE].append(functools.partial(shutil.rmtree, root, True))
+        config.stash[_PRIVATE_ROOT] = root
+    return Path(tempfile.mkdtemp(prefix="test-", dir=root))
+
+
+def _isolates_each_test(item: pytest.Item) -> bool:
+    if item.config.stash.get(_MODE, "test") != "test":
+        return False
+    if _wants_harness(item) or item.get_closest_marker("recorded") is not None:
+        return True
+    return "llm_cassette" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    # Around setup, call and teardown, outside every other hook: the recorder
+    # gives a recording test its keys back inside this, and takes them away again.
+    if not _isolates_each_test(item):
+        return (yield)
+    with isolation.isolated_environment(_private_dir(item.config)):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    # pytest-asyncio keeps, for the session, the policy in force when its
+    # event_loop_policy fixture first runs: make that the policy of the process,
+    # not of the flows test that happened to run first.
+    if fixturedef.argname != "event_loop_policy":
+        return (yield)
+    with isolation.outside_flows_policy():
+        return (yield)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

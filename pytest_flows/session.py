@@ -21,6 +21,7 @@ from pytest_flows._stash import SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, Adapter, load_adapter
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
+from pytest_flows.isolation import deterministic_loops
 from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.thread_context import threads_inherit_context
@@ -56,7 +57,9 @@ class FlowsSession:
     # -- lifecycle -----------------------------------------------------------
     def open(self) -> FlowsSession:
         stack = self._stack
-        stack.enter_context(_loop.ensure_policy())
+        # Every loop made during the test is deterministic, including the one
+        # pytest-asyncio makes from the policy it saw first.
+        stack.enter_context(deterministic_loops())
         stack.enter_context(_loop.activate(self.scheduler))
         stack.enter_context(threads_inherit_context())  # helper threads see the trace capture
         stack.enter_context(seeded_uuids(f"{self.test_id}:{self.scheduler.seed}"))

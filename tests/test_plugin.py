@@ -92,7 +92,8 @@ from pytest_flows.loop import active_scheduler
 def probe():
     scheduler = active_scheduler()
     async def loop_kind():
-        return type(asyncio.get_running_loop()).__name__, asyncio.get_running_loop().deterministic
+        loop = asyncio.get_running_loop()
+        return type(loop).__name__, getattr(loop, "deterministic", None)
     return (scheduler.seed if scheduler else None), asyncio.run(loop_kind())
 
 def test_default():
@@ -124,9 +125,34 @@ def test_without_flows_all_only_flows_tests_get_the_harness(pytester: pytest.Pyt
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
+            "*PROBE (None, ('_UnixSelectorEventLoop', None))*",
+            "*PROBE (9, ('DeterministicEventLoop', True))*",
+        ]
+    )
+
+
+def test_flows_isolation_session_keeps_the_policy_for_the_whole_session(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nflows_isolation = session\n")
+    pytester.makepyfile(SEED_PROBE)
+    result = pytester.runpytest_inprocess("-s", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
             "*PROBE (None, ('DeterministicEventLoop', False))*",
             "*PROBE (9, ('DeterministicEventLoop', True))*",
         ]
+    )
+
+
+def test_bad_flows_isolation_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nflows_isolation = per-module\n")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest_inprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ini option flows_isolation: expected 'test'*or 'session'*got 'per-module'*"]
     )
 
 

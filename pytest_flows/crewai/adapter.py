@@ -12,7 +12,7 @@ from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 
 from pytest_flows.crewai import patches
-from pytest_flows.crewai.memory import NullMemoryStorage
+from pytest_flows.crewai.memory import memory_storage
 from pytest_flows.crewai.tracing import CrewAITraceRecorder
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
@@ -37,8 +37,9 @@ class CrewAIAdapter:
         self._configured = True
         from crewai.memory.storage.factory import set_memory_storage_factory
 
-        # The default memory store imports lancedb (seconds) and writes to disk.
-        set_memory_storage_factory(lambda spec: NullMemoryStorage())
+        # The default memory store imports lancedb (seconds) and writes to disk;
+        # flows tests get one that keeps nothing, other tests crewai's default.
+        set_memory_storage_factory(memory_storage)
         # Registered lazily by crewai; doing it now keeps checkpointing alive
         # whatever handler scopes a test opens.
         from crewai.state.checkpoint_listener import _ensure_handlers_registered

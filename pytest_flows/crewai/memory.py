@@ -1,10 +1,19 @@
-"""A memory store that keeps nothing, so ``Flow()`` never loads lancedb or an embedder."""
+"""A memory store that keeps nothing, so ``Flow()`` in a flows test never loads lancedb
+or an embedder, nor writes a file."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NullMemoryStorage"]
+from pytest_flows.isolation import in_isolation
+
+__all__ = ["NullMemoryStorage", "memory_storage"]
+
+
+def memory_storage(spec: str) -> NullMemoryStorage | None:
+    """crewai's memory storage factory while pytest-flows is loaded: a store that keeps
+    nothing where isolation is in force; elsewhere ``None``, i.e. crewai's own choice."""
+    return NullMemoryStorage() if in_isolation() else None
 
 
 class NullMemoryStorage:

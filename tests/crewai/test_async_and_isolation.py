@@ -72,13 +72,17 @@ def test_console_can_be_shown(flows: FlowsSession, capsys: pytest.CaptureFixture
     assert "Flow Execution Completed" in capsys.readouterr().out
 
 
-def test_frameworks_are_isolated(flows: FlowsSession) -> None:
+def test_frameworks_are_isolated(
+    flows: FlowsSession, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     assert os.environ["CREWAI_TESTING"] == "true"
     assert os.environ["CREWAI_DISABLE_TELEMETRY"] == "true"
     assert os.environ["CREWAI_TRACING_ENABLED"] == "false"
     assert "OPENAI_API_KEY" not in os.environ
+    # a directory of this test's own, inside pytest's temporary directory
     data_home = Path(os.environ["XDG_DATA_HOME"])
-    assert data_home.name == "data" and data_home.parent.name.startswith("pytest-flows-")
+    assert data_home.name == "data" and data_home.is_relative_to(tmp_path_factory.getbasetemp())
+    assert not any(data_home.iterdir())
     from crewai_core.paths import db_storage_path
 
     # crewai's own storage (SQLite persistence, memory) resolves into it
@@ -89,6 +93,24 @@ def test_memory_needs_no_vector_store(flows: FlowsSession) -> None:
     flow = Routing()
     storage = type(flow.memory._storage).__name__ if flow.memory is not None else None
     assert storage in {None, "NullMemoryStorage"}
+
+
+def test_crewai_keeps_its_own_memory_store_outside_flows_tests() -> None:
+    from pytest_flows.crewai.memory import NullMemoryStorage, memory_storage
+
+    assert memory_storage("lancedb") is None  # None: crewai picks its default store
+    with FlowsSession(test_id="memory"):
+        assert isinstance(memory_storage("lancedb"), NullMemoryStorage)
+
+
+def test_crewai_telemetry_was_created_off_without_the_variables_staying_set() -> None:
+    # crewai decides at import whether telemetry exists; the plugin set its variables
+    # for that import only (see docs/isolation.md)
+    from crewai.events.event_listener import event_listener
+
+    assert event_listener._telemetry.ready is False  # no exporter, no export thread
+    assert "CREWAI_DISABLE_TELEMETRY" not in os.environ
+    assert "CREWAI_TESTING" not in os.environ
 
 
 def test_network_guard_is_on_in_flows_tests(flows: FlowsSession) -> None:
