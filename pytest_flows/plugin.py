@@ -16,7 +16,7 @@ import pytest
 
 from pytest_flows import _imports, isolation, recording, syrupy_extension
 from pytest_flows._markers import marker_settings
-from pytest_flows._stash import SESSION_KEY
+from pytest_flows._stash import CALL_RAISED_KEY, SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.coverage import plugin as flows_coverage
 from pytest_flows.fakes import conversation, fake_crews, fake_llm, flow_store, human  # noqa: F401
@@ -279,6 +279,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
     outcome: Any = yield
     report = outcome.get_result()
+    if call.when == "call":
+        # The fakes' teardown checks read it: a failed test shows its own error only.
+        item.stash[CALL_RAISED_KEY] = call.excinfo is not None
     session = item.stash.get(SESSION_KEY, None)
     if session is not None and report.failed and call.when == "call" and session.event_count():
         report.sections.append(("pytest-flows trace", session.trace.render()))

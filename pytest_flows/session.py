@@ -178,6 +178,7 @@ class FlowsSession:
     ) -> FlowRun:
         """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
         self._require_open()
+        _check_raise_on_error(raise_on_error, "arun")
         adapter = self.adapter_for(target)
         running = asyncio.get_running_loop()
         if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
@@ -200,10 +201,17 @@ class FlowsSession:
     def run(self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any) -> FlowRun:
         """Run ``target`` to completion on a fresh deterministic loop."""
         self._require_open()
+        _check_raise_on_error(raise_on_error, "run")
         adapter = self.adapter_for(target)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
+            in_async_test = False
+        else:
+            in_async_test = True
+        # Outside the except block: errors the flow raises must not carry
+        # "RuntimeError: no running event loop" as their context.
+        if not in_async_test:
             result = self._run_blocking(adapter, target, args, kwargs)
         else:
             # Called from an async test: keep the test's loop untouched.
@@ -268,6 +276,15 @@ def _normalized_trace(raw: list[TraceEvent]) -> Trace:
         )
         for e in raw
     )
+
+
+def _check_raise_on_error(value: object, method: str) -> None:
+    if not isinstance(value, bool):
+        raise FlowsUsageError(
+            f"flows.{method}(..., raise_on_error={value!r}): raise_on_error is True (the "
+            "default: the flow's error is raised) or False (get the failed FlowRun back, "
+            "with .error set)."
+        )
 
 
 def _indent(text: str) -> str:
