@@ -8,3 +8,5 @@ import pytest
 
 #: The open :class:`~pytest_flows.session.FlowsSession` of a test item.
 SESSION_KEY = pytest.StashKey[Any]()
+#: Whether the test function itself raised (set by the plugin after the call phase).
+CALL_RAISED_KEY = pytest.StashKey[bool]()

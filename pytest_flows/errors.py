@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["FlowsDeadlockError", "FlowsError", "FlowsUsageError", "NetworkBlockedError"]
+import pytest
+
+__all__ = [
+    "FlowsDeadlockError",
+    "FlowsError",
+    "FlowsUsageError",
+    "FlowsWarning",
+    "NetworkBlockedError",
+    "NoMethodRanWarning",
+]
 
 
 class FlowsError(Exception):
@@ -11,6 +20,19 @@ class FlowsError(Exception):
 
 class FlowsUsageError(FlowsError, TypeError):
     """The harness was called with something it cannot run or understand."""
+
+
+class FlowsWarning(pytest.PytestWarning):
+    """Base class of the warnings pytest-flows issues: a test that passes but checks less
+    than it seems to."""
+
+
+class NoMethodRanWarning(FlowsWarning):
+    """A flow run started and finished without executing a single method.
+
+    The usual cause: a subclass of a flow class (crewai does not inherit
+    ``@start``/``@listen``/``@router`` methods into subclasses).
+    """
 
 
 class NetworkBlockedError(FlowsError):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_flows._stash import CALL_RAISED_KEY
 from pytest_flows.errors import FlowsUsageError
 
 if TYPE_CHECKING:
@@ -31,12 +32,6 @@ def session_of(request: pytest.FixtureRequest) -> Any:
     return session_of(request)
 
 
-def errors_raised() -> int:
-    from pytest_flows.script import errors_raised
-
-    return errors_raised()
-
-
 def _require(framework: str, fixture: str) -> None:
     if importlib.util.find_spec(framework) is None:
         raise FlowsUsageError(
@@ -44,17 +39,18 @@ def _require(framework: str, fixture: str) -> None:
         )
 
 
-def _test_failed(errors_before: int) -> bool:
+def _test_failed(request: pytest.FixtureRequest) -> bool:
     # A test that already failed shows its own error; listing the replies it
-    # never got to would only bury it. pytest keeps an Exception of the call
-    # in sys.last_value; script errors (test failures, like pytest.fail) are
-    # counted where they are raised.
-    return errors_raised() > errors_before or getattr(sys, "last_value", None) is not None
+    # never got to would only bury it. Whether the test *raised* is what
+    # counts: a script error the test caught itself (pytest.raises) is not a
+    # failure, and the replies it left unused are still reported. No call
+    # phase at all (set-up failed) counts as failed.
+    return bool(request.node.stash.get(CALL_RAISED_KEY, True))
 
 
-def _verify(script: Script, errors_before: int) -> None:
+def _verify(script: Script, request: pytest.FixtureRequest) -> None:
     __tracebackhide__ = True
-    if not _test_failed(errors_before):
+    if not _test_failed(request):
         script.verify()
 
 
@@ -62,7 +58,6 @@ def _verify(script: Script, errors_before: int) -> None:
 def fake_llm(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A scripted LLM every LLM of the flow resolves to: ``fake_llm.reply("...")``."""
     session = session_of(request)
-    before = errors_raised()
     fake: Any
     if "crewai" in sys.modules or importlib.util.find_spec("agent_framework") is None:
         _require("crewai", "fake_llm")
@@ -77,34 +72,32 @@ def fake_llm(request: pytest.FixtureRequest) -> Iterator[Any]:
         fake = LLMScript()
     session.bind("llm", fake)
     yield fake
-    _verify(fake.script, before)
+    _verify(fake.script, request)
 
 
 @pytest.fixture
 def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted crew results: ``fake_crews.on(crew="research").reply("...")``."""
     session = session_of(request)
-    before = errors_raised()
     _require("crewai", "fake_crews")
     from pytest_flows.crewai.crews import FakeCrews
 
     fake = FakeCrews(session)
     session.bind("crews", fake)
     yield fake
-    _verify(fake.script, before)
+    _verify(fake.script, request)
 
 
 @pytest.fixture
 def human(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted human answers: ``human.on(method="review").answer("approved")``."""
     session = session_of(request)
-    before = errors_raised()
     from pytest_flows.human_script import ScriptedHuman
 
     fake = ScriptedHuman(session)
     session.bind("human", fake)
     yield fake
-    _verify(fake.script, before)
+    _verify(fake.script, request)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ analysis), ``call`` (any other direct ``llm.call``).
 
 from __future__ import annotations
 
+import json
 import re
 import typing
 from collections.abc import Callable
@@ -250,6 +251,9 @@ class LLMScript:
                 'fake_llm.reply({"field": 1}), fake_llm.reply(call_tool("search", q="x")).'
             )
         latency = check_duration("reply(latency=...)", latency)
+        usage = _check_usage(usage)
+        for value in values:
+            _check_reply(value)
         prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
         for value in values:
             extra = "" if times == 1 else f", times={code(times)}"
@@ -271,6 +275,68 @@ class LLMScript:
     def allow_unused(self) -> None:
         """Don't fail this test for scripted replies nobody used."""
         self.script.check_unused = False
+
+
+#: Token counts ``reply(usage=...)`` may set; ``total_tokens`` is always their sum.
+USAGE_KEYS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "reasoning_tokens",
+    "cache_creation_tokens",
+    "successful_requests",
+)
+
+#: Modules whose objects a framework's fake may take as a native reply
+#: (an agent_framework ``ChatResponse``, say); each fake checks its own.
+_NATIVE_REPLY_MODULES = ("agent_framework", "crewai")
+
+
+def _check_usage(usage: Any) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    example = '{"prompt_tokens": 10, "completion_tokens": 5}'
+    if not isinstance(usage, dict):
+        raise _usage(
+            f"reply(usage={usage!r}): usage is a dict of token counts, e.g. usage={example}."
+        )
+    for key, count in usage.items():
+        if key not in USAGE_KEYS:
+            computed = " (it is always prompt_tokens + completion_tokens)"
+            raise _usage(
+                f"reply(usage={{{key!r}: ...}}): {key!r} is not a token count the fake sets"
+                + (computed if key == "total_tokens" else "")
+                + f"; use {', '.join(USAGE_KEYS)}, e.g. usage={example}."
+            )
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise _usage(
+                f"reply(usage={{{key!r}: {count!r}}}): a token count is a whole number >= 0, "
+                f"e.g. usage={example}."
+            )
+    return dict(usage)
+
+
+def _check_reply(value: Any) -> None:
+    """Refuse a reply no model could give (``reply(42)`` is most likely a typo)."""
+    if isinstance(value, str | dict | list | tuple | BaseModel | ToolCall | Stream):
+        return
+    if isinstance(value, BaseException) or (
+        isinstance(value, type) and issubclass(value, BaseException)
+    ):
+        return
+    if callable(value) and not isinstance(value, type):
+        return
+    module = type(value).__module__
+    if module.split(".", 1)[0] in _NATIVE_REPLY_MODULES:
+        return
+    shown = "None" if value is None else f"{value!r} ({type(value).__name__})"
+    number = isinstance(value, int | float)
+    text = f"; for the text write reply({json.dumps(str(value))})" if number else ""
+    raise _usage(
+        f"{_FIXTURE}.reply({shown}): a model replies with text, structured output (a dict or "
+        "pydantic model), call_tool(...), stream(...), an exception to raise, or a callable "
+        f"f(request) returning one of those{text}."
+    )
 
 
 def _usage(message: str) -> Exception:

@@ -43,7 +43,6 @@ __all__ = [
     "UnscriptedRequest",
     "UnusedReplies",
     "code",
-    "errors_raised",
     "plain",
     "short",
 ]
@@ -71,19 +70,6 @@ class ScriptError(pytest.fail.Exception):  # type: ignore[name-defined,misc]
         # Raised through the framework's worker threads, it would otherwise show
         # whatever the harness was handling there ("no running event loop").
         self.__suppress_context__ = True
-        if not isinstance(self, UnusedReplies):  # failures of the run, not of teardown
-            global _errors_raised
-            with _count_lock:
-                _errors_raised += 1
-
-
-_errors_raised = 0
-_count_lock = threading.Lock()
-
-
-def errors_raised() -> int:
-    """How many script errors this process has raised (a fixture compares before/after)."""
-    return _errors_raised
 
 
 class UnscriptedRequest(ScriptError):
@@ -204,6 +190,21 @@ class Match:
     prompt_key: str = "prompt"
 
     def __post_init__(self) -> None:
+        if self.prompt is not None and not (
+            isinstance(self.prompt, str | re.Pattern) or callable(self.prompt)
+        ):
+            raise FlowsUsageError(
+                f"on({self.prompt_key}={self.prompt!r}): {self.prompt_key} is a regular "
+                f'expression (a str such as {self.prompt_key}="refund", or re.compile(...)) or '
+                f"a predicate f(text) -> bool, not {type(self.prompt).__name__}; to match "
+                f"the text {str(self.prompt)!r} write "
+                f"{self.prompt_key}=re.escape({str(self.prompt)!r})."
+            )
+        if self.where is not None and not callable(self.where):
+            raise FlowsUsageError(
+                f"on(where={self.where!r}): where is a predicate f(request) -> bool, e.g. "
+                "where=lambda r: r.tools == ['search']."
+            )
         if isinstance(self.prompt, str):
             try:
                 object.__setattr__(self, "prompt", re.compile(self.prompt, re.DOTALL))

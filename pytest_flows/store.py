@@ -37,6 +37,7 @@ __all__ = [
     "CrashPoint",
     "FlowStore",
     "InvalidStateIdError",
+    "NotACheckpointError",
     "PendingFeedback",
     "SimulatedCrash",
     "StateCodecError",
@@ -55,6 +56,10 @@ class StoreError(FlowsError):
 
 class StoreCorruptedError(StoreError, ValueError):
     """A stored state or checkpoint no longer decodes (tampered, truncated, foreign)."""
+
+
+class NotACheckpointError(StoreCorruptedError):
+    """A restore location whose document crewai cannot read as a checkpoint."""
 
 
 class InvalidStateIdError(StoreError, ValueError):
@@ -131,11 +136,14 @@ def decode_stored(raw: str, what: str, *, need: Callable[[Any], str | None] | No
     return value
 
 
-def _state_shape(value: Any) -> str | None:
+def _state_shape(value: Any, state_id: str | None = None) -> str | None:
     if not isinstance(value, dict):
         return f"it is a JSON {type(value).__name__}, not an object of state fields"
     if not value.get("id"):
         return "it has no 'id' field (every stored flow state has one)"
+    if state_id is not None and str(value["id"]) != state_id:
+        # A load would resume under the other id (the stored value is not shown)
+        return f"its 'id' field is not {state_id!r}, the id it is stored under"
     return None
 
 
@@ -155,7 +163,9 @@ class StateSave:
     def snapshot(self) -> dict[str, Any]:
         """The stored state, decoded (what a load returns)."""
         what = f"the save {self.index} of state id {self.state_id!r} (after {self.method!r})"
-        result: dict[str, Any] = decode_stored(self.raw, what, need=_state_shape)
+        result: dict[str, Any] = decode_stored(
+            self.raw, what, need=lambda value: _state_shape(value, self.state_id)
+        )
         return result
 
     def __repr__(self) -> str:
@@ -185,7 +195,9 @@ class PendingFeedback:
     @property
     def snapshot(self) -> dict[str, Any]:
         what = f"the pending-feedback state of state id {self.state_id!r}"
-        result: dict[str, Any] = decode_stored(self.raw_state, what, need=_state_shape)
+        result: dict[str, Any] = decode_stored(
+            self.raw_state, what, need=lambda value: _state_shape(value, self.state_id)
+        )
         return result
 
 
@@ -529,6 +541,16 @@ class FlowStore:
         with self._lock:
             self._failures_seen = len(self._checkpoint_failures)
             return list(self._checkpoint_failures)
+
+    def _failure_mark(self) -> int:
+        with self._lock:
+            return len(self._checkpoint_failures)
+
+    def _failures_since(self, mark: int) -> list[str]:
+        """The checkpoint failures after ``mark``, now reported (so seen)."""
+        with self._lock:
+            self._failures_seen = len(self._checkpoint_failures)
+            return self._checkpoint_failures[mark:]
 
     def diff(self, before: Any, after: Any, *, ignore: tuple[str, ...] = ()) -> str:
         """A readable diff of two snapshots (saves, checkpoints, states, runs, dicts)."""

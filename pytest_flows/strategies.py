@@ -497,12 +497,10 @@ def assert_time_travel(
     """
     ops = _operations(flows, flow_store, flow)
     with reseeded(flows.scheduler, seed):
+        mark = flow_store._failure_mark()
         baseline = ops.run_with_checkpoints(flow, inputs)
         if not baseline.checkpoints:
-            raise FlowsUsageError(
-                f"{ops.describe(flow)} wrote no checkpoint: give it checkpoint=CheckpointConfig("
-                "on_events=['method_execution_finished']) (or pass a factory that does)."
-            )
+            raise _no_checkpoint(ops.describe(flow), baseline, flow_store._failures_since(mark))
         count = len(baseline.checkpoints)
         if not 0 <= checkpoint < count:
             raise FlowsUsageError(
@@ -530,6 +528,30 @@ def assert_time_travel(
                 seed=repr(seed) if seed is not None else None,
             )
         )
+
+
+def _no_checkpoint(name: str, baseline: Outcome, failures: list[str]) -> FlowsUsageError:
+    """Why a run meant to checkpoint after every method wrote none: the real cause."""
+    if failures:
+        reasons = list(dict.fromkeys(failures))  # every attempt fails the same way, usually
+        return FlowsUsageError(
+            f"{name} wrote no checkpoint: checkpointing is on, but every write failed "
+            f"({len(failures)} attempt(s); the framework only logs them): "
+            + "; ".join(reasons[:3])
+            + ". Make what the checkpoint holds JSON-serializable (the flow state, the "
+            "flow's own fields, method outputs)."
+        )
+    if baseline.error is not None:
+        return FlowsUsageError(
+            f"{name} wrote no checkpoint: the uninterrupted run failed before the first one "
+            f"({type(baseline.error).__name__}: {baseline.error}). Fix the run first: "
+            f"flows.run({name}, ...) shows the failure with its trace."
+        )
+    return FlowsUsageError(
+        f"{name} wrote no checkpoint: its checkpoint config never fired during the run. "
+        "Checkpoint on an event the run emits, e.g. checkpoint=CheckpointConfig("
+        "on_events=['method_execution_finished']) (or pass a factory that does)."
+    )
 
 
 def _position_after(trace: Trace, record: CheckpointRecord) -> int:
@@ -566,13 +588,11 @@ def check_time_travel(
     def time_travel(data: st.DataObject) -> None:
         seed = data.draw(seeds, label="seed") if seeds is not None else None
         with reseeded(flows.scheduler, seed):
+            mark = flow_store._failure_mark()
             baseline = ops.run_with_checkpoints(flow, inputs)
         count = len(baseline.checkpoints)
         if count == 0:
-            raise FlowsUsageError(
-                f"{ops.describe(flow)} wrote no checkpoint: give it checkpoint=CheckpointConfig("
-                "on_events=['method_execution_finished'])."
-            )
+            raise _no_checkpoint(ops.describe(flow), baseline, flow_store._failures_since(mark))
         index = data.draw(st.integers(min_value=0, max_value=count - 1), label="checkpoint")
         note(f"uninterrupted run wrote {count} checkpoint(s); restoring checkpoint {index}")
         assert_time_travel(

@@ -196,3 +196,97 @@ def test_times_must_be_a_count_or_always(times: object) -> None:
 def test_an_invalid_prompt_regex_is_a_usage_error_that_says_how_to_match_literally() -> None:
     with pytest.raises(FlowsUsageError, match=r"re\.escape"):
         Match(prompt="(unclosed")
+
+
+# -- arguments the script refuses (named, with the fix) ----------------------------------
+@pytest.mark.parametrize("prompt", [123, 4.5, ["hi"], b"hi"])
+def test_a_prompt_condition_that_is_no_pattern_is_refused(prompt: object) -> None:
+    from pytest_flows.llm_script import LLMScript
+
+    with pytest.raises(FlowsUsageError) as info:
+        LLMScript().on(prompt=prompt)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert f"on(prompt={prompt!r})" in message
+    assert "regular expression" in message and "re.escape(" in message
+
+
+def test_a_where_condition_that_is_not_callable_is_refused() -> None:
+    with pytest.raises(FlowsUsageError, match=r"on\(where='tools'\): where is a predicate"):
+        Match(where="tools")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [(42, "reply(42 (int))"), (1.5, "reply(1.5 (float))"), (True, "reply(True (bool))")],
+)
+def test_a_number_is_no_reply_and_the_error_shows_the_text_to_write(
+    value: object, named: str
+) -> None:
+    from pytest_flows.llm_script import LLMScript
+
+    with pytest.raises(FlowsUsageError) as info:
+        LLMScript().reply("fine", value)
+    assert f"fake_llm.{named}" in str(info.value)
+    assert f'write reply("{value}")' in str(info.value)
+
+
+def test_a_plain_object_or_none_is_no_reply() -> None:
+    from pytest_flows.llm_script import LLMScript
+
+    script = LLMScript()
+    with pytest.raises(FlowsUsageError, match=r"fake_llm.reply\(<object object at .*\(object\)\)"):
+        script.reply(object())
+    with pytest.raises(FlowsUsageError, match=r"fake_llm.reply\(None\): a model replies with"):
+        script.on(method="m").reply(None)
+    assert script.script.entries == []  # nothing half-added
+
+
+def test_every_documented_reply_kind_is_accepted() -> None:
+    from pydantic import BaseModel
+
+    from pytest_flows.llm_script import LLMScript
+    from pytest_flows.replies import ProviderError, call_tool, stream
+
+    class Answer(BaseModel):
+        text: str
+
+    script = LLMScript().reply(
+        "text",
+        {"field": 1},
+        [{"a": 1}],
+        Answer(text="x"),
+        call_tool("search", q="x"),
+        [call_tool("a"), call_tool("b")],
+        stream(["Hel", "lo"]),
+        ProviderError("down"),
+        TimeoutError,
+        lambda request: "computed",
+    )
+    assert len(script.script.entries) == 10
+
+
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        ({"prompt_tokens": "ten"}, "reply(usage={'prompt_tokens': 'ten'}): a token count is a"),
+        ({"prompt_tokens": -1}, "reply(usage={'prompt_tokens': -1}): a token count is a"),
+        ({"prompt_tokens": True}, "reply(usage={'prompt_tokens': True}): a token count is a"),
+        ({"prompt_token": 3}, "'prompt_token' is not a token count the fake sets; use "),
+        ({"total_tokens": 3}, "(it is always prompt_tokens + completion_tokens)"),
+        ([("prompt_tokens", 3)], "usage is a dict of token counts"),
+    ],
+)
+def test_usage_that_is_not_token_counts_is_refused(usage: object, message: str) -> None:
+    from pytest_flows.llm_script import LLMScript
+
+    with pytest.raises(FlowsUsageError) as info:
+        LLMScript().reply("x", usage=usage)  # type: ignore[arg-type]
+    assert message in str(info.value)
+    assert 'usage={"prompt_tokens": 10, "completion_tokens": 5}' in str(info.value)
+
+
+def test_token_counts_are_accepted() -> None:
+    from pytest_flows.llm_script import LLMScript
+
+    script = LLMScript().reply("x", usage={"prompt_tokens": 7, "completion_tokens": 0})
+    assert script.script.entries[0].options["usage"] == {"prompt_tokens": 7, "completion_tokens": 0}

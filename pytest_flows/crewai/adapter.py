@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import inspect
+import sys
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -12,17 +13,21 @@ from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 
 from pytest_flows.crewai import patches
+from pytest_flows.crewai.bus_handlers import scoped_handlers
+from pytest_flows.crewai.kickoff_args import (
+    check_kickoff_args,
+    check_state_inputs,
+    declared_model,
+)
 from pytest_flows.crewai.memory import memory_storage
 from pytest_flows.crewai.tracing import CrewAITraceRecorder
-from pytest_flows.errors import FlowsUsageError
+from pytest_flows.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows.run import FlowRun
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
 __all__ = ["ADAPTER", "CrewAIAdapter"]
-
-_KICKOFF_PARAMS = tuple(inspect.signature(Flow.kickoff_async).parameters)[1:]
 
 
 class CrewAIAdapter:
@@ -68,6 +73,8 @@ class CrewAIAdapter:
         # left by an earlier test must not leak into this one, nor this one out.
         crewai_event_bus.reset_runtime_state()
         with contextlib.ExitStack() as stack:
+            # First in, last out: handlers registered anywhere in the test go.
+            stack.enter_context(scoped_handlers())
             stack.callback(crewai_event_bus.reset_runtime_state)
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
@@ -91,26 +98,11 @@ class CrewAIAdapter:
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> FlowRun:
-        if args:
-            raise FlowsUsageError(
-                f"flows.run({_name(target)}, ...) takes kickoff's keyword arguments "
-                f"({', '.join(_KICKOFF_PARAMS)}), not positional ones; "
-                f"write flows.run({_name(target)}, inputs={{...}})."
-            )
-        unknown = sorted(set(kwargs) - set(_KICKOFF_PARAMS))
-        if unknown:
-            raise FlowsUsageError(
-                f"flows.run({_name(target)}, ...) got unknown keyword argument(s) "
-                f"{', '.join(unknown)}; Flow.kickoff accepts {', '.join(_KICKOFF_PARAMS)} "
-                "(plus raise_on_error=False to get a failed run back instead of the error)."
-            )
-        inputs = kwargs.get("inputs")
-        if inputs is not None and not isinstance(inputs, dict):
-            raise FlowsUsageError(
-                f"flows.run({_name(target)}, inputs=...) needs a dict of state fields, "
-                f"got {type(inputs).__name__}: {inputs!r}."
-            )
+        kwargs = dict(kwargs)
+        extra_inputs = check_kickoff_args(target, args, kwargs)
         flow = _instantiate(target)
+        if not extra_inputs:
+            check_state_inputs(target, flow, kwargs.get("inputs"))
         run = FlowRun(flow=flow)
         mark = session.event_count()
         try:
@@ -122,7 +114,56 @@ class CrewAIAdapter:
             run.error = exc
         run.state = flow.state
         run.method_outputs = list(flow.method_outputs)
+        if run.error is None:
+            _warn_if_nothing_ran(session, flow, mark)
         return run
+
+
+def _warn_if_nothing_ran(session: FlowsSession, flow: Any, mark: int) -> None:
+    if getattr(flow, "_completed_methods", None):
+        return  # restored with its methods done: nothing left to run is right
+    if any(e.kind == "method.started" for e in session.trace_slice(mark)):
+        return
+    cls = type(flow)
+    base = next(
+        (
+            c
+            for c in cls.__mro__[1:]
+            if isinstance(c, type) and issubclass(c, Flow) and not c.__module__.startswith("crewai")
+        ),
+        None,
+    )
+    cause = (
+        f"{cls.__name__} subclasses {base.__name__}, and crewai does not inherit a flow's "
+        f"@start/@listen/@router methods into subclasses: declare them on {cls.__name__} "
+        f"(or run {base.__name__})"
+        if base is not None
+        else f"{cls.__name__} has no @start() method crewai can see: decorate the method that "
+        "begins the flow with @start()"
+    )
+    warnings.warn(
+        NoMethodRanWarning(
+            f"pytest-flows: {cls.__qualname__} ran no method at all: the run started and "
+            f"finished without executing anything, so this test checks nothing. {cause}."
+        ),
+        stacklevel=_caller_level(),
+    )
+
+
+_HARNESS_MODULES = ("pytest_flows", "asyncio", "concurrent", "threading", "contextvars")
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the test's flows.run() line."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.split(".", 1)[0] not in _HARNESS_MODULES:
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
 
 
 def _reject_inputs(flow: Any, exc: Exception, *, started: bool) -> None:
@@ -131,21 +172,13 @@ def _reject_inputs(flow: Any, exc: Exception, *, started: bool) -> None:
     if started or not isinstance(exc, ValueError) or not str(exc).startswith("Invalid inputs"):
         return
     model = type(flow.state)
-    # crewai wraps a user's state model in a subclass that adds the id
-    declared = next(
-        (c for c in model.__mro__ if not c.__module__.startswith(("crewai.", "pydantic."))),
-        model,
-    )
+    declared = declared_model(model)
     fields = ", ".join(getattr(model, "model_fields", {}))
     raise FlowsUsageError(
         f"crewai rejected the inputs for {type(flow).__name__}: {exc}\n"
         f"Pass inputs that fit the state model {declared.__name__}"
         + (f" (fields: {fields})." if fields else ".")
     ) from exc
-
-
-def _name(target: Any) -> str:
-    return target.__name__ if isinstance(target, type) else type(target).__name__
 
 
 def _restored_from_checkpoint(flow: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -159,9 +192,16 @@ def _restored_from_checkpoint(flow: Any, kwargs: dict[str, Any]) -> tuple[Any, d
     ):
         return flow, kwargs
     from crewai.state.checkpoint_config import apply_checkpoint
+    from pydantic import ValidationError
+
+    from pytest_flows.crewai.checkpoints import not_a_checkpoint
 
     rest = {k: v for k, v in kwargs.items() if k != "from_checkpoint"}
-    return apply_checkpoint(flow, config), rest
+    try:
+        return apply_checkpoint(flow, config), rest
+    except ValidationError as exc:
+        # pydantic's message quotes the document it read: say what is wrong instead
+        raise not_a_checkpoint(str(config.restore_from), exc) from None
 
 
 def _instantiate(target: Any) -> Any:

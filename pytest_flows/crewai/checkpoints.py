@@ -33,10 +33,15 @@ from pydantic_core import to_jsonable_python
 
 from pytest_flows.codec import find_unserializable
 from pytest_flows.crewai import patches
-from pytest_flows.store import CheckpointNotFoundError, FlowStore, decode_stored
+from pytest_flows.store import (
+    CheckpointNotFoundError,
+    FlowStore,
+    NotACheckpointError,
+    decode_stored,
+)
 from pytest_flows.trace import render_value
 
-__all__ = ["CheckpointRouter", "CheckpointTracer"]
+__all__ = ["CheckpointRouter", "CheckpointTracer", "not_a_checkpoint"]
 
 FRAMEWORK = "crewai"
 
@@ -127,6 +132,39 @@ class CheckpointRouter:
     def kind_of(self, location: str) -> str | None:
         record = self.store.find_checkpoint(location)
         return None if record is None else record.kind
+
+
+def not_a_checkpoint(location: str, error: Any) -> NotACheckpointError:
+    """crewai could not read what is at ``location`` as a checkpoint (``error``: pydantic's).
+
+    pydantic's own message quotes the input, that is the file (or record): a
+    stray file holding a secret would land in the test log. Only where and how
+    the document fails is told.
+    """
+    from pytest_flows.crewai.persistence import current_backend
+
+    problems = []
+    for problem in error.errors()[:3]:
+        where = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
+        )
+        problems.append(f"document{where} ({problem.get('type', 'invalid')})")
+    more = len(error.errors()) - len(problems)
+    detail = ", ".join(problems) + (f" and {more} more" if more > 0 else "")
+    model = getattr(error, "title", "") or "the checkpoint"
+    record = current_backend().store.find_checkpoint(location)
+    if record is not None:
+        return NotACheckpointError(
+            f"flow_store: checkpoint {record.n} ({record.id}, at {record.location}) no longer "
+            f"reads as a crewai checkpoint: {model} fails at {detail}. It was changed after it "
+            "was written (flow_store.tamper?). Nothing else in the store is affected: discard "
+            "it with flow_store.discard(...) or restore from another checkpoint."
+        )
+    return NotACheckpointError(
+        f"{location!r} is not a crewai checkpoint: {model} fails at {detail} (the file's "
+        "contents are not shown). Restore from a file crewai's JsonProvider wrote, or from "
+        "a location listed by flow_store.checkpoints()."
+    )
 
 
 _OUTPUTS = "checkpoint_method_outputs"

@@ -22,18 +22,26 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
+from crewai.flow.flow import Flow
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, Field, ValidationError
 
 from pytest_flows.codec import FieldChange, differences, find_unserializable
 from pytest_flows.crewai import patches
 from pytest_flows.loop import Scheduler, active_scheduler
-from pytest_flows.store import FlowStore, PendingFeedback, StateCodecError
+from pytest_flows.store import (
+    FlowStore,
+    PendingFeedback,
+    StateCodecError,
+    StateSave,
+    StoreCorruptedError,
+)
 
 if TYPE_CHECKING:
     from crewai.flow.async_feedback.types import PendingFeedbackContext
@@ -191,6 +199,59 @@ def _copy(state_data: Any) -> Any:
         return None
 
 
+_KICKOFF = Flow.kickoff_async.__code__
+
+
+def _loading_flow() -> Any:
+    """The flow whose kickoff is loading a state right now (crewai does not pass it)."""
+    frame = sys._getframe(1)
+    for _ in range(10):
+        if frame is None:
+            return None
+        if frame.f_code is _KICKOFF:
+            return frame.f_locals.get("self")
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _check_fits_state(snapshot: dict[str, Any], save: StateSave) -> None:
+    """A load that crewai's ``_restore_state`` would fail with a bare ValidationError."""
+    flow = _loading_flow()
+    state = getattr(flow, "_state", None)
+    unwrap = getattr(state, "_unwrap", None)
+    if callable(unwrap):
+        state = unwrap()
+    if not isinstance(state, BaseModel):
+        return
+    try:
+        type(state).model_validate(snapshot)
+    except ValidationError as exc:
+        from pytest_flows.crewai.kickoff_args import declared_model
+
+        # loc and type only: pydantic's message would quote the stored values
+        fields = ", ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or '<root>'} ({error['type']})"
+            for error in exc.errors()[:5]
+        )
+        model = declared_model(type(state)).__name__
+        what = f"the save {save.index} of state id {save.state_id!r} (after {save.method!r})"
+        if save.lossy:
+            cause = (
+                "The save itself was lossy ("
+                + "; ".join(change.path for change in save.lossy)
+                + " did not survive the codec): use JSON-native or pydantic-validated "
+                "field types, or turn on flow_store.strict to fail at the save."
+            )
+        else:
+            cause = (
+                "It was changed after it was written (flow_store.tamper?). Nothing else in "
+                "the store is affected: discard it with flow_store.discard(...)."
+            )
+        raise StoreCorruptedError(
+            f"flow_store: {what} does not fit the state model {model}: {fields}. {cause}"
+        ) from None
+
+
 def state_id_of(state: Any) -> str | None:
     if state is None:
         return None
@@ -247,6 +308,7 @@ class CrewAIStoreBackend:
             )
             return None
         snapshot = save.snapshot  # a corrupted record raises StoreCorruptedError here
+        _check_fits_state(snapshot, save)
         self.store.record("state.restored", save.method, mode=intent, id=key, n=str(save.index))
         return snapshot
 

@@ -323,7 +323,7 @@ def test_an_unscripted_call_fails_at_once_with_the_line_to_add(flows: Any, fake_
 
 
 def test_an_unscripted_structured_call_suggests_a_fitting_reply(flows: Any, fake_llm: Any) -> None:
-    fake_llm.on(method="elsewhere").reply("never")  # the waiting rule
+    fake_llm.on(method="elsewhere").reply("never", optional=True)  # the waiting rule
     line = _line_of("# the waiting rule")
     with pytest.raises(UnscriptedRequest) as caught:
         flows.run(StructuredFlow)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from crewai.flow.flow import Flow, FlowState, listen, start
+from crewai.state.checkpoint_config import CheckpointConfig
 from property_flows import (
     BusinessKeyOrder,
     CachedReport,
@@ -139,3 +141,67 @@ async def test_the_helpers_work_from_an_async_test(flows, flow_store):
     check_crash_resume(flows, flow_store, SafePipeline, max_examples=4)
     with pytest.raises(AssertionError, match="crashed after save 1"):
         check_crash_resume(flows, flow_store, UnsafePipeline, max_examples=4)
+
+
+class Steps(FlowState):
+    total: int = 0
+
+
+class ClassValuedState(Flow[Steps]):
+    """``initial_state`` holds a class: crewai cannot serialize the flow into a checkpoint."""
+
+    initial_state = Steps
+
+    @start()
+    def first(self) -> int:
+        self.state.total += 1
+        return self.state.total
+
+    @listen(first)
+    def second(self, _: int) -> int:
+        self.state.total += 10
+        return self.state.total
+
+
+class NeverCheckpoints(Flow[Steps]):
+    @start()
+    def first(self) -> int:
+        return 1
+
+
+class FailsAtOnce(Flow[Steps]):
+    @start()
+    def first(self) -> int:
+        raise LookupError("no such order")
+
+
+def test_time_travel_on_a_flow_whose_checkpoint_cannot_be_written_names_the_field(
+    flows, flow_store
+):
+    for helper in (
+        lambda: check_time_travel(flows, flow_store, ClassValuedState, max_examples=2),
+        lambda: assert_time_travel(flows, flow_store, ClassValuedState, 0),
+    ):
+        with pytest.raises(FlowsUsageError) as info:
+            helper()
+        message = str(info.value)
+        assert message.startswith(
+            "ClassValuedState wrote no checkpoint: checkpointing is on, but every write failed"
+        )
+        assert "ClassValuedState: field 'initial_state' holds a value of type" in message
+        assert "CheckpointConfig" not in message  # it has one: that is not the cause
+    flow_store.verify()  # reported in the error, so not again at teardown
+
+
+def test_time_travel_on_a_run_that_never_checkpoints_or_fails_says_so(flows, flow_store):
+    never = lambda: NeverCheckpoints(  # noqa: E731
+        checkpoint=CheckpointConfig(on_events=["llm_call_completed"])
+    )
+    with pytest.raises(FlowsUsageError, match=r"its checkpoint config never fired during the run"):
+        assert_time_travel(flows, flow_store, never, 0)
+    with pytest.raises(
+        FlowsUsageError,
+        match=r"FailsAtOnce wrote no checkpoint: the uninterrupted run failed before the first "
+        r"one \(LookupError: no such order\)",
+    ):
+        assert_time_travel(flows, flow_store, FailsAtOnce, 0)

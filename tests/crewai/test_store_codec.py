@@ -10,18 +10,30 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
+import traceback
 from typing import Any
 
 import pytest
-from crewai.flow.persistence import SQLiteFlowPersistence
+from crewai.flow.flow import Flow, start
+from crewai.flow.persistence import SQLiteFlowPersistence, persist
 from crewai.flow.persistence.base import FlowPersistence
 from crewai.state.checkpoint_config import CheckpointConfig
-from store_flows import DictFlow, StepsFlow, WalletFlow, WalletPersistFlow
+from store_flows import (
+    CounterFlow,
+    DictFlow,
+    Money,
+    StepsFlow,
+    WalletFlow,
+    WalletPersistFlow,
+    WalletState,
+)
 
 from pytest_flows.crewai import patches
 from pytest_flows.store import (
     CheckpointNotFoundError,
     InvalidStateIdError,
+    NotACheckpointError,
     StateCodecError,
     StoreCorruptedError,
 )
@@ -253,3 +265,106 @@ def test_round_trip_of_a_run_that_saved_nothing_says_why(flows, flow_store):
     run = flows.run(StepsFlow)
     with pytest.raises(AssertionError, match="nothing was saved under state id"):
         flow_store.assert_round_trip(run)
+
+
+# -- tampered records and foreign files name the record and quote nothing from it -------------
+SECRET = "sk-planted-SECRET-0451"
+
+
+def _shown(error: BaseException) -> str:
+    """Everything pytest would print for ``error`` (message, notes, chained errors)."""
+    return "".join(traceback.format_exception(error))
+
+
+def test_a_save_tampered_to_another_id_is_refused_not_resumed_under_it(flows, flow_store):
+    first = flows.run(CounterFlow)
+    state_id = first.state.id
+    flow_store.tamper(state_id, lambda raw: raw.replace(state_id, "someone-else"))
+
+    resumed = flows.run(CounterFlow, inputs={"id": state_id}, raise_on_error=False)
+
+    assert isinstance(resumed.error, StoreCorruptedError)
+    message = str(resumed.error)
+    assert f"the save 1 of state id {state_id!r} (after 'step')" in message
+    assert f"its 'id' field is not {state_id!r}, the id it is stored under" in message
+    assert "someone-else" not in _shown(resumed.error)
+    assert flow_store.ids == [state_id]  # nothing saved under the tampered id
+
+
+def test_a_tampered_field_type_names_the_record_and_field_not_the_value(flows, flow_store):
+    first = flows.run(CounterFlow)
+    state_id = first.state.id
+    flow_store.tamper(state_id, lambda raw: raw.replace('"counter": 1', f'"counter": "{SECRET}"'))
+
+    resumed = flows.run(CounterFlow, inputs={"id": state_id}, raise_on_error=False)
+
+    assert isinstance(resumed.error, StoreCorruptedError)
+    message = str(resumed.error)
+    assert f"the save 1 of state id {state_id!r} (after 'step') does not fit the state " in message
+    assert "model CounterState: counter (int_parsing)" in message
+    assert "flow_store.tamper?" in message
+    assert SECRET not in _shown(resumed.error)
+
+
+def test_a_lossy_save_that_cannot_resume_says_so(flows, flow_store):
+    class Strict(WalletState):
+        balance: Money | None = None
+
+    @persist()
+    class StrictWallet(Flow[Strict]):
+        @start()
+        def fund(self) -> int:
+            self.state.balance = Money(500)
+            return 500
+
+    first = flows.run(StrictWallet)
+    resumed = flows.run(StrictWallet, inputs={"id": first.state.id}, raise_on_error=False)
+    assert isinstance(resumed.error, StoreCorruptedError)
+    assert "balance (is_instance_of)" in str(resumed.error)
+    assert "The save itself was lossy (balance did not survive the codec)" in str(resumed.error)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (f"password={SECRET}", "document (json_invalid)"),
+        (json.dumps({"api_key": SECRET}), "document (list_type)"),
+        (json.dumps([{"note": SECRET}]), "document[0] (union_tag_not_found)"),
+    ],
+)
+@pytest.mark.parametrize("with_store", [False, True])
+def test_restoring_from_a_file_that_is_no_checkpoint_quotes_nothing_from_it(
+    flows, request, tmp_path, content, problem, with_store
+):
+    if with_store:
+        request.getfixturevalue("flow_store")
+    notes = tmp_path / "notes.json"
+    notes.write_text(content)
+
+    run = flows.run(
+        StepsFlow, from_checkpoint=CheckpointConfig(restore_from=str(notes)), raise_on_error=False
+    )
+
+    assert isinstance(run.error, NotACheckpointError)
+    assert isinstance(run.error, StoreCorruptedError)
+    message = str(run.error)
+    assert message.startswith(f"{str(notes)!r} is not a crewai checkpoint: RuntimeState fails")
+    assert problem in message
+    assert SECRET not in _shown(run.error)
+
+
+def test_a_checkpoint_tampered_into_another_document_names_the_record(flows, flow_store):
+    flows.run(StepsFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"])))
+    second = flow_store.checkpoints()[1]
+    flow_store.tamper(second, json.dumps({"entities": [{"note": SECRET}]}))
+
+    run = flows.run(
+        StepsFlow,
+        from_checkpoint=CheckpointConfig(restore_from=second.location),
+        raise_on_error=False,
+    )
+
+    assert isinstance(run.error, NotACheckpointError)
+    message = str(run.error)
+    assert f"checkpoint 2 ({second.id}, at {second.location}) no longer reads as" in message
+    assert SECRET not in _shown(run.error)
