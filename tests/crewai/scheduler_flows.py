@@ -43,8 +43,6 @@ class LostUpdate(Flow[Counter]):
 class GuardedUpdate(LostUpdate):
     """The correct twin: the read-modify-write holds a lock."""
 
-    lock = threading.Lock()
-
     @start()
     def begin(self) -> None:
         self.guard = threading.Lock()
@@ -68,7 +66,7 @@ class GuardedUpdate(LostUpdate):
         self._bump()
 
 
-class Rendezvous(Flow[dict[str, Any]]):
+class Rendezvous(Flow):
     """Two parallel sync listeners that meet at a barrier: correct, must not hang."""
 
     @start()
@@ -88,7 +86,7 @@ class Rendezvous(Flow[dict[str, Any]]):
         return "both passed"
 
 
-class Handshake(Flow[dict[str, Any]]):
+class Handshake(Flow):
     """An async method polls with sleep(0) until a sync method sets an event."""
 
     @start()
@@ -109,7 +107,7 @@ class Handshake(Flow[dict[str, Any]]):
         return "seen"
 
 
-class CallsBack(Flow[dict[str, Any]]):
+class CallsBack(Flow):
     """A sync method waits on a coroutine it sends to the flow's own loop."""
 
     @start()
@@ -125,7 +123,7 @@ class CallsBack(Flow[dict[str, Any]]):
         return asyncio.run_coroutine_threadsafe(answer(), self.loop).result()
 
 
-class SlowFour(Flow[dict[str, Any]]):
+class SlowFour(Flow):
     """Four parallel sync methods that each sleep 30 s: ~30 s together, not 120 s."""
 
     @start()
@@ -158,7 +156,7 @@ class SlowFour(Flow[dict[str, Any]]):
         return "in time"
 
 
-class TwoStarts(Flow[dict[str, Any]]):
+class TwoStarts(Flow):
     """Two sync starts: a pool runs the first body before the second is announced."""
 
     @start()
@@ -170,7 +168,7 @@ class TwoStarts(Flow[dict[str, Any]]):
         self.state["second"] = "wrote"
 
 
-class Crossed(Flow[dict[str, Any]]):
+class Crossed(Flow):
     """Two listeners take two locks in opposite orders: a real deadlock."""
 
     @start()
