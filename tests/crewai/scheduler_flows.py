@@ -1,11 +1,10 @@
-"""Flows whose sync methods share threads, locks, sleeps and state: the scheduler-fidelity corpus."""
+"""Flows whose sync methods share threads, locks, sleeps and state: the fidelity corpus."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from typing import Any
 
 from crewai.flow.flow import Flow, and_, listen, start
 from pydantic import BaseModel
