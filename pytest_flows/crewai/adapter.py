@@ -78,6 +78,7 @@ class CrewAIAdapter:
             stack.callback(crewai_event_bus.reset_runtime_state)
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
+            stack.enter_context(patches.state_switch_points())
             if not session.console:
                 stack.enter_context(_quiet_console())
             token = add_stream_sink(recorder)
