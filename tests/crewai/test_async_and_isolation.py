@@ -173,3 +173,70 @@ def test_seed_option_reaches_real_flows(pytester: pytest.Pytester) -> None:
         orders.add(line.rsplit(" ", 1)[0])
     assert "ORDER ['left', 'middle', 'right']" in orders
     assert len(orders) > 1
+
+
+CREWAI_CONFTEST = """
+import crewai  # a conftest that imports crewai, before any test
+from crewai.flow.flow import Flow, start
+from crewai.flow.persistence import persist
+
+
+@persist()  # binds its backend now, at import
+class Tiny(Flow):
+    _skip_auto_memory = True  # keeps the plain kickoff fast: no vector store
+
+    @start()
+    def go(self):
+        return "done"
+"""
+
+CREWAI_TESTS = """
+import os
+from conftest import Tiny
+from crewai.events.event_listener import event_listener
+
+
+def test_plain_kickoff():
+    assert Tiny().kickoff() == "done"
+    assert event_listener._telemetry.ready is False
+    print("PLAIN", os.environ.get("OPENAI_API_KEY"), os.environ.get("CREWAI_TESTING"))
+
+
+def test_flows_kickoff(flows):
+    assert flows.run(Tiny).output == "done"
+    print("FLOWS", os.environ.get("OPENAI_API_KEY"), os.environ.get("CREWAI_TESTING"))
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "plain_sees"),
+    [("test", "PLAIN sk-outer-key None"), ("session", "PLAIN None true")],
+)
+def test_a_conftest_importing_crewai_and_a_plain_kickoff(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str, plain_sees: str
+) -> None:
+    home = pytester.path / "home"
+    outer = {"HOME": home, "XDG_DATA_HOME": home / "data", "XDG_CACHE_HOME": home / "cache"}
+    for name, path in outer.items():
+        path.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv(name, str(path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-outer-key")
+    monkeypatch.setenv("CREWAI_DISABLE_VERSION_CHECK", "true")  # the plain test: no PyPI call
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    for name in ("CREWAI_TESTING", "CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED", "CI"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeconftest(CREWAI_CONFTEST)
+    pytester.makepyfile(test_tiny=CREWAI_TESTS)
+    project = {p.name for p in pytester.path.iterdir()}
+    result = pytester.runpytest_subprocess(
+        "-s", "-p", "no:randomly", "-p", "no:cacheprovider", "-o", f"flows_isolation={mode}"
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"*{plain_sees}*", "*FLOWS None true*"])
+    # nothing written in the project either way
+    pytesters_own = {"runpytest-0", "runpytest-current", "stdout", "stderr"}  # its basetemp
+    assert {p.name for p in pytester.path.iterdir()} - pytesters_own == project
+    if mode == "session":
+        # nor where crewai keeps its files (the plain kickoff of the default mode writes
+        # there, as it would without the plugin: crewai's user file)
+        assert not any((home / "data").iterdir()) and not any((home / "cache").iterdir())
