@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pytest_flows import _stdlib_seams
+from pytest_flows._durations import check_duration
 from pytest_flows.threads import FlowsAborted, Participant, ThreadScheduler, current
 
 __all__ = [
@@ -62,11 +63,7 @@ class VirtualClock:
 
     def advance(self, seconds: float) -> float:
         """Move the clock forward by ``seconds`` (never backwards); returns the new time."""
-        if seconds < 0:
-            raise ValueError(
-                f"VirtualClock.advance({seconds!r}): virtual time cannot go backwards; "
-                "pass a number of seconds >= 0."
-            )
+        seconds = check_duration("flows.clock.advance(seconds)", seconds)
         with self._lock:
             self._now += seconds
             return self._now

@@ -81,7 +81,6 @@ def test_an_answer_keeps_its_wait_as_float_seconds() -> None:
     assert Answer("yes", after=2).after == 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="loop.py calls check_duration after the scheduler rewrite")
 def test_clock_advance_refuses_infinity(flows: FlowsSession) -> None:
     before = flows.clock.monotonic()
     with pytest.raises(FlowsUsageError, match="cannot wait forever"):
