@@ -231,6 +231,17 @@ def _wants_harness(item: pytest.Item) -> bool:
     return bool(cli) or bool(item.config.getini("flows_all"))
 
 
+def _console_default(item: pytest.Item) -> bool:
+    """Flows tests are quiet unless asked; a test that is on the harness only because of
+    --flows-all keeps the frameworks' console output, which it may read with capsys."""
+    if item.config.getoption("flows_console"):
+        return True
+    asked = item.get_closest_marker("flows") is not None or FLOWS_FIXTURES.intersection(
+        getattr(item, "fixturenames", ())
+    )
+    return not asked
+
+
 def _session_for(item: pytest.Item) -> FlowsSession:
     config = item.config
     settings = marker_settings(item, "flows", MARKER_KWARGS)
@@ -256,7 +267,7 @@ def _session_for(item: pytest.Item) -> FlowsSession:
     return FlowsSession(
         seed=seed,
         test_id=item.nodeid,
-        console=bool(settings.get("console", config.getoption("flows_console"))),
+        console=bool(settings.get("console", _console_default(item))),
         allow_hosts=hosts,
     )
 
