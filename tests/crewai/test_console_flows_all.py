@@ -30,7 +30,9 @@ def test_a_flows_test_stays_quiet_by_default(flows, capsys):
 
 
 @pytest.mark.parametrize("args", [["-p", "no:flows"], ["--flows-all"]], ids=["bare", "flows-all"])
-def test_capsys_sees_the_console_under_flows_all(pytester: pytest.Pytester, args: list[str]) -> None:
+def test_capsys_sees_the_console_under_flows_all(
+    pytester: pytest.Pytester, args: list[str]
+) -> None:
     pytester.makepyfile(test_console=TEST)
     selected = ["-k", "reads"] if "no:flows" in args else []
     result = pytester.runpytest_subprocess("-p", "no:randomly", *args, *selected)
