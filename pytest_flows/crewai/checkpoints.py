@@ -143,25 +143,29 @@ def not_a_checkpoint(location: str, error: Any) -> NotACheckpointError:
     """
     from pytest_flows.crewai.persistence import current_backend
 
+    document = getattr(error, "title", "") == "RuntimeState"
     problems = []
     for problem in error.errors()[:3]:
-        where = "".join(
-            f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
-        )
-        problems.append(f"document{where} ({problem.get('type', 'invalid')})")
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem["loc"])
+        where = f"document{path}" if document else path.lstrip(".") or "<state>"
+        problems.append(f"{where} ({problem.get('type', 'invalid')})")
     more = len(error.errors()) - len(problems)
-    detail = ", ".join(problems) + (f" and {more} more" if more > 0 else "")
-    model = getattr(error, "title", "") or "the checkpoint"
+    fails = ", ".join(problems) + (f" and {more} more" if more > 0 else "")
+    detail = (
+        f"the document fails at {fails}"
+        if document
+        else f"the flow state it holds does not fit the state model at {fails}"
+    )
     record = current_backend().store.find_checkpoint(location)
     if record is not None:
         return NotACheckpointError(
             f"flow_store: checkpoint {record.n} ({record.id}, at {record.location}) no longer "
-            f"reads as a crewai checkpoint: {model} fails at {detail}. It was changed after it "
+            f"reads as a crewai checkpoint: {detail}. It was changed after it "
             "was written (flow_store.tamper?). Nothing else in the store is affected: discard "
             "it with flow_store.discard(...) or restore from another checkpoint."
         )
     return NotACheckpointError(
-        f"{location!r} is not a crewai checkpoint: {model} fails at {detail} (the file's "
+        f"{location!r} is not a crewai checkpoint: {detail} (the file's "
         "contents are not shown). Restore from a file crewai's JsonProvider wrote, or from "
         "a location listed by flow_store.checkpoints()."
     )

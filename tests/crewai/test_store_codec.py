@@ -348,7 +348,7 @@ def test_restoring_from_a_file_that_is_no_checkpoint_quotes_nothing_from_it(
     assert isinstance(run.error, NotACheckpointError)
     assert isinstance(run.error, StoreCorruptedError)
     message = str(run.error)
-    assert message.startswith(f"{str(notes)!r} is not a crewai checkpoint: RuntimeState fails")
+    assert message.startswith(f"{str(notes)!r} is not a crewai checkpoint: the document fails")
     assert problem in message
     assert SECRET not in _shown(run.error)
 
@@ -367,4 +367,22 @@ def test_a_checkpoint_tampered_into_another_document_names_the_record(flows, flo
     assert isinstance(run.error, NotACheckpointError)
     message = str(run.error)
     assert f"checkpoint 2 ({second.id}, at {second.location}) no longer reads as" in message
+    assert SECRET not in _shown(run.error)
+
+
+def test_a_checkpoint_whose_state_was_tampered_names_the_field_not_the_value(flows, flow_store):
+    flows.run(StepsFlow(checkpoint=CheckpointConfig(on_events=["method_execution_finished"])))
+    second = flow_store.checkpoints()[1]
+    flow_store.tamper(second, lambda raw: raw.replace('"total": 11', f'"total": "{SECRET}"'))
+
+    run = flows.run(
+        StepsFlow,
+        from_checkpoint=CheckpointConfig(restore_from=second.location),
+        raise_on_error=False,
+    )
+
+    assert isinstance(run.error, NotACheckpointError)
+    message = str(run.error)
+    assert f"checkpoint 2 ({second.id}, at {second.location})" in message
+    assert "the flow state it holds does not fit the state model at total (int_parsing)" in message
     assert SECRET not in _shown(run.error)
