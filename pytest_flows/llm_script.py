@@ -266,6 +266,30 @@ class LLMScript:
                 options={"latency": latency, "usage": usage},
             )
 
+    def auto(self, seed: int = 0) -> LLMScript:
+        """Answer every call no scripted reply matches with a schema-valid reply.
+
+        Tools offered are each called once (arguments from their schemas), then
+        the call is answered: a valid instance of the structured output model,
+        one of the offered outcomes or routes, or the text ``"auto reply"``.
+        Scripted replies and rules still win; the calls stay in :attr:`calls`.
+        ``seed`` picks among enum members, outcomes and routes.
+        """
+        from pytest_flows.auto_reply import AutoReply
+
+        reply = AutoReply(seed)
+        if any(entry.fallback for entry in self.script.entries):
+            raise _usage("fake_llm.auto() is already on for this test; call it once.")
+        self.script.add(
+            reply,
+            times=ALWAYS,
+            optional=True,
+            label=f"{_FIXTURE}.auto(seed={seed})",
+            options={"latency": 0.0, "usage": None},
+            fallback=True,
+        )
+        return self
+
     @property
     def calls(self) -> list[Exchange]:
         """Every call so far: ``.messages``, ``.tools``, ``.response_model``,

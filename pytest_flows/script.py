@@ -6,10 +6,11 @@ was asked (:class:`Exchange`). A fake turns what its framework asks into a
 :class:`Request`, lets the script pick the entry that answers it, and turns the
 entry's reply into whatever the framework expects.
 
-Choosing an entry: the most specific answer wins. An entry with conditions
-beats a plain ordered reply, a counted entry beats an ``always`` one, and
-otherwise the entry defined first wins. Plain replies answer in the order they
-were added.
+Choosing an entry: the most specific answer wins. An entry with more
+conditions beats one with fewer (and any entry with conditions beats a plain
+ordered reply), then a counted entry beats an ``always`` one, and otherwise
+the entry defined first wins. Plain replies answer in the order they were
+added.
 
 Strict: a request nothing answers raises :class:`UnscriptedRequest` at once,
 showing the request and the line that would answer it; :meth:`Script.verify`
@@ -214,6 +215,11 @@ class Match:
                     f"({exc}); pass re.escape(text) to match the text literally."
                 ) from None
 
+    @property
+    def conditions(self) -> int:
+        """How many conditions this match sets (more is more specific)."""
+        return len(self.caller) + (self.prompt is not None) + (self.where is not None)
+
     def matches(self, request: Request) -> bool:
         for key, condition in self.caller:
             if key not in request.caller or not _condition_holds(condition, request.caller[key]):
@@ -245,6 +251,8 @@ class Entry:
     label: str
     options: dict[str, Any] = field(default_factory=dict)
     used: int = 0
+    #: Answers only what no other entry answers (``fake_llm.auto()``).
+    fallback: bool = False
 
     @property
     def exhausted(self) -> bool:
@@ -260,8 +268,14 @@ class Entry:
         count = "always" if self.times is None else f"{self.used} of {self.times}"
         return f"{self.label}  [{self.origin}, used {count}]"
 
-    def _rank(self) -> tuple[int, int]:
-        return (0 if self.match is not None else 1, 0 if self.times is not None else 1)
+    def _rank(self) -> tuple[int, int, int, int]:
+        conditions = self.match.conditions if self.match is not None else 0
+        return (
+            1 if self.fallback else 0,
+            -conditions,
+            0 if self.match is not None else 1,
+            0 if self.times is not None else 1,
+        )
 
 
 @dataclass(eq=False)
@@ -383,6 +397,7 @@ class Script:
         optional: bool = False,
         label: str,
         options: dict[str, Any] | None = None,
+        fallback: bool = False,
     ) -> Entry:
         entry = Entry(
             reply=reply,
@@ -392,6 +407,7 @@ class Script:
             origin=caller_origin(),
             label=label,
             options=dict(options or {}),
+            fallback=fallback,
         )
         with self._lock:
             self.entries.append(entry)

@@ -59,6 +59,32 @@ def test_counted_entries_beat_always_entries() -> None:
     assert [ask(script, method="m") for _ in range(4)] == ["first", "first", "default", "default"]
 
 
+def test_more_conditions_beat_fewer_whatever_the_order() -> None:
+    script = make_script()
+    add(script, "method", Match(caller=(("method", "m"),)), times=ALWAYS)
+    add(script, "method+agent", Match(caller=(("method", "m"), ("agent", "a"))), times=ALWAYS)
+    add(script, "method+prompt", Match(caller=(("method", "m"),), prompt="x"), times=ALWAYS)
+    assert ask(script, method="m", agent="a") == "method+agent"
+    assert ask(script, "x", method="m") == "method+prompt"
+    assert ask(script, "y", method="m") == "method"
+
+
+def test_an_always_rule_with_more_conditions_beats_a_counted_one_with_fewer() -> None:
+    script = make_script()
+    add(script, "counted", Match(caller=(("method", "m"),)), times=1)
+    add(script, "always", Match(caller=(("method", "m"), ("agent", "a"))), times=ALWAYS)
+    assert ask(script, method="m", agent="a") == "always"
+    assert ask(script, method="m") == "counted"
+
+
+def test_equally_specific_rules_answer_in_the_order_written() -> None:
+    script = make_script()
+    add(script, "first", Match(caller=(("agent", "a"),)))
+    add(script, "second", Match(caller=(("method", "m"),)))
+    assert ask(script, method="m", agent="a") == "first"
+    assert ask(script, method="m", agent="a") == "second"
+
+
 def test_conditions_value_regex_mapping_predicate_and_list_membership() -> None:
     script = make_script()
     add(script, "regex", Match(caller=(("agent", re.compile("^Res")),)))

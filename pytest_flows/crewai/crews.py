@@ -228,19 +228,24 @@ class FakeCrews:
     # -- answering (called by the patches) -------------------------------------------
     def _request_for_crew(self, crew: Any, inputs: Any, entry: str) -> Request:
         tasks = list(getattr(crew, "tasks", None) or [])
+        # YAML `role: >` leaves a trailing newline nobody means to match.
         roles = [
-            str(a.role) for a in getattr(crew, "agents", None) or [] if getattr(a, "role", None)
+            str(a.role).strip()
+            for a in getattr(crew, "agents", None) or []
+            if getattr(a, "role", None)
         ]
         for task in tasks:
             role = getattr(getattr(task, "agent", None), "role", None)
-            if role and str(role) not in roles:
-                roles.append(str(role))
+            if role and str(role).strip() not in roles:
+                roles.append(str(role).strip())
         last = tasks[-1] if tasks else None
         model = None
         if last is not None:
             model = getattr(last, "output_pydantic", None) or getattr(last, "output_json", None)
         caller: dict[str, Any] = dict(callers.flow_caller())
-        caller.update(kind="crew", crew=str(getattr(crew, "name", None) or "crew"), agent=roles)
+        caller.update(
+            kind="crew", crew=str(getattr(crew, "name", None) or "crew").strip(), agent=roles
+        )
         caller["inputs"] = dict(inputs or {})
         return Request(
             caller=caller,
@@ -250,13 +255,16 @@ class FakeCrews:
             data={
                 "inputs": dict(inputs or {}),
                 "entry": entry,
-                "tasks": [getattr(t, "name", None) or getattr(t, "description", "") for t in tasks],
+                "tasks": [
+                    str(getattr(t, "name", None) or getattr(t, "description", "")).strip()
+                    for t in tasks
+                ],
             },
         )
 
     def _request_for_agent(self, agent: Any, prompt: Any, response_format: Any) -> Request:
         caller: dict[str, Any] = dict(callers.flow_caller())
-        caller.update(kind="agent", agent=[str(getattr(agent, "role", "agent"))])
+        caller.update(kind="agent", agent=[str(getattr(agent, "role", "agent")).strip()])
         text = prompt if isinstance(prompt, str) else json.dumps(prompt, default=str)
         caller["inputs"] = {"input": text}
         return Request(

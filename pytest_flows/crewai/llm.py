@@ -111,6 +111,11 @@ class FakeLLM(BaseLLM):
             where=where,
         )
 
+    def auto(self, seed: int = 0) -> FakeLLM:
+        """Answer every unmatched call with a schema-valid reply (see :meth:`LLMScript.auto`)."""
+        self._require_core().api.auto(seed)
+        return self
+
     @property
     def calls(self) -> list[Exchange]:
         """Every LLM call of the test, in order."""
@@ -247,10 +252,12 @@ class _Call:
     def _caller(self) -> dict[str, Any]:
         caller: dict[str, Any] = dict(callers.flow_caller())
         if self.from_agent is not None:
-            caller["agent"] = str(getattr(self.from_agent, "role", self.from_agent))
+            # YAML `role: >` leaves a trailing newline nobody means to match.
+            caller["agent"] = str(getattr(self.from_agent, "role", self.from_agent)).strip()
         if self.from_task is not None:
             task = self.from_task
-            caller["task"] = str(getattr(task, "name", None) or getattr(task, "description", task))
+            name = getattr(task, "name", None) or getattr(task, "description", task)
+            caller["task"] = str(name).strip()
         caller["purpose"] = self.purpose
         caller["model"] = self.llm.model
         return caller
@@ -262,6 +269,8 @@ class _Call:
             data["outcomes"] = self.extras["outcomes"]
         if self.extras.get("feedback") is not None:
             data["feedback"] = self.extras["feedback"]
+        if self.tools:
+            data["tool_schemas"] = shapes.tool_schemas(self.tools)
         prompt = shapes.last_user_text(messages)
         if self.purpose == "router":
             # The router sends its context as JSON; what was asked is the user's message.

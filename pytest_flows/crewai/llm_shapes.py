@@ -119,6 +119,20 @@ def tool_names(tools: Any) -> list[str]:
     return names
 
 
+def tool_schemas(tools: Any) -> dict[str, Any]:
+    """Each offered tool's parameters JSON schema, by name (for ``fake_llm.auto()``)."""
+    schemas: dict[str, Any] = {}
+    for tool in tools or []:
+        if not isinstance(tool, dict):
+            continue
+        nested = tool.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else tool
+        name = function.get("name")
+        if name:
+            schemas[str(name)] = function.get("parameters") or function.get("input_schema") or {}
+    return schemas
+
+
 def router_context(text: str) -> dict[str, Any]:
     """The JSON context crewai's conversational router sends ({} if it is not that)."""
     try:
