@@ -65,7 +65,7 @@ class SchedLock:
             return True
         deadline = None if timeout == -1 else sched.clock.monotonic() + timeout
         while True:
-            ready = sched.block(me, self._free, deadline, f"a lock ({_where()})")
+            ready = sched.block(me, self._free, deadline, "a lock (see its stack)")
             if self._real.acquire(False):
                 return True
             if current() is None:  # the test ended meanwhile: an ordinary thread now
@@ -100,19 +100,6 @@ class SchedLock:
     def __repr__(self) -> str:
         state = "locked" if self._real.locked() else "unlocked"
         return f"<pytest-flows lock {state} at {id(self):#x}>"
-
-
-def _where() -> str:
-    """The first frame outside threading/queue/concurrent that waits: names the wait."""
-    import sys
-
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.endswith(("threading.py", "queue.py", "_base.py", "thread.py", __file__)):
-            return f"{frame.f_code.co_name} at {name}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "unknown"
 
 
 _idle_schedulers: list[Any] = []

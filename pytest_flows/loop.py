@@ -174,7 +174,6 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # outside a flows test (a framework's own background loop, a
         # module-scoped pytest-asyncio loop) stays an ordinary loop.
         self._scheduler = _driving_scheduler()
-        self._workers: list[threading.Thread] = []
         self._live_workers = 0
         self._exit_waiter: asyncio.Future[None] | None = None
 
@@ -277,8 +276,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # Work handed to a thread runs even if its awaiter is cancelled
         # meanwhile, as in a real pool: only the result is dropped.
         self._live_workers += 1
-        name = f"pytest-flows-worker-{len(self._workers) + 1}"
-        self._workers.append(scheduler.threads.spawn(name, work))
+        scheduler.threads.submit(work)
         return future
 
     def _post(self, callback: Callable[..., None], *args: Any) -> None:
@@ -300,24 +298,13 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         if self._live_workers <= 0 and waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _join_workers(self) -> None:
-        for worker in self._workers:
-            worker.join()
-        self._workers.clear()
-
     async def shutdown_default_executor(self, *args: Any) -> None:
         # A real pool finishes submitted work before it shuts down, and the loop
         # keeps running meanwhile (a worker may be waiting on it).
-        while self._live_workers > 0 and self._workers:
+        while self._live_workers > 0 and self._driver() is not None:
             self._exit_waiter = self.create_future()
             await self._exit_waiter
-        self._join_workers()
         await super().shutdown_default_executor(*args)
-
-    def close(self) -> None:
-        if not self.is_closed():
-            self._join_workers()
-        super().close()
 
 
 class DeterministicEventLoopPolicy(asyncio.DefaultEventLoopPolicy):

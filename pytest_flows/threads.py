@@ -101,6 +101,8 @@ class Participant:
         "done",
         "error",
         "ident",
+        "idle",
+        "job",
         "loops",
         "name",
         "ready_when",
@@ -124,6 +126,8 @@ class Participant:
         self.done = False
         self.error: BaseException | None = None
         self.loops: list[asyncio.AbstractEventLoop] = []
+        self.job: Callable[[], None] | None = None  # a pool thread's next work item
+        self.idle = False
 
     @property
     def is_loop(self) -> bool:
@@ -158,6 +162,8 @@ class ThreadScheduler:
         self._next_seq = 0
         self._aborted: BaseException | None = None
         self.detached = False
+        self._idle: list[Participant] = []
+        self._next_worker = 1
         #: How many times the baton changed hands (for the benchmark).
         self.switches = 0
 
@@ -200,27 +206,49 @@ class ThreadScheduler:
             if nxt is not None:
                 self._hand(nxt)
 
-    def spawn(
-        self, name: str, body: Callable[[], None], *, daemon: bool = True
-    ) -> threading.Thread:
-        """Start ``body`` on a new managed thread; the seed decides whether it runs at once."""
-        p = self._new(name)
-
-        def run() -> None:
-            self.begin(p)
-            try:
-                body()
-            except FlowsAborted:
-                pass
-            finally:
-                self.leave(p)
-
-        thread = _RealThread(target=run, name=name, daemon=daemon)
-        thread._flows_participant = p  # type: ignore[attr-defined]
+    def submit(self, body: Callable[[], None]) -> None:
+        """Run ``body`` on a pool thread, as an executor would: an idle worker of this
+        test's pool if there is one (threads are reused, as in a real pool), else a new
+        one. The seed decides whether it runs at once."""
+        me = current()
         with self._mutex:
-            self._parts.append(p)
-        self.start(thread, p)
-        return thread
+            worker = self._idle.pop() if self._idle else None
+        if worker is None:
+            worker = self._new(f"pytest-flows-worker-{self._next_worker}")
+            self._next_worker += 1
+            worker.job = body
+            thread = _RealThread(target=self._work, args=(worker,), name=worker.name, daemon=True)
+            with self._mutex:
+                self._parts.append(worker)
+            self.start(thread, worker)
+            return
+        worker.job = body
+        if me is not None:
+            self.switch(me, handoff=worker)
+
+    def _work(self, me: Participant) -> None:
+        self.begin(me)
+        try:
+            while not self.detached:
+                job, me.job = me.job, None
+                if job is not None:
+                    job()
+                with self._mutex:
+                    self._idle.append(me)
+                me.idle = True
+                try:
+                    self.block(me, lambda: me.job is not None, None, "an idle pool thread")
+                finally:
+                    me.idle = False
+                if me.job is None:  # let go when the test ended
+                    return
+        except FlowsAborted:
+            pass
+        finally:
+            with self._mutex:
+                if me in self._idle:
+                    self._idle.remove(me)
+            self.leave(me)
 
     def adopt(self, name: str) -> Participant:
         """A participant for a thread about to be started by a managed thread; the new
@@ -426,7 +454,7 @@ class ThreadScheduler:
             self._parts.clear()
             self._holder = None
         for p in parked:
-            p._wake.release()
+            _wake(p)
 
     @property
     def aborted(self) -> bool:
@@ -457,7 +485,7 @@ class ThreadScheduler:
             parked = [p for p in self._parts if p is not me]
         root.error = error
         for p in parked:
-            p._wake.release()
+            _wake(p)
         if me is root:
             root.error = None
             raise error
@@ -474,6 +502,8 @@ class ThreadScheduler:
             "",
         ]
         for p in self._parts:
+            if p.idle:
+                continue
             kind = "event loop thread" if p.is_loop else "worker thread"
             lines.append(f"{kind} {p.name!r} is blocked on {p.what or 'the scheduler'}:")
             frame = frames.get(p.ident) if p.ident is not None else None
@@ -490,6 +520,12 @@ class ThreadScheduler:
 
 def _never() -> bool:
     return False
+
+
+def _wake(p: Participant) -> None:
+    """Unpark ``p`` when letting every thread go (it may already be unparked)."""
+    if p._wake.locked():
+        p._wake.release()
 
 
 _INTERNAL = ("pytest_flows/threads.py", "pytest_flows/_stdlib_seams.py", "threading.py")
