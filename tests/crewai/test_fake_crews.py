@@ -237,3 +237,23 @@ def test_declarative_crew_and_agent_steps_are_scripted(
         'inputs={"input": "Reviewed research: Findings."} '
         f"output={decision!r}"
     )
+
+
+class YamlCrewFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def assess(self) -> str:
+        # What `role: >` and a folded name in YAML give: trailing newlines.
+        analyst = Agent(role="Analyst\n", goal="Assess", backstory="Sharp.", llm="gpt-4o")
+        task = Task(name="notes\n", description="Notes", expected_output="notes", agent=analyst)
+        crew = Crew(name="assessment\n", agents=[analyst], tasks=[task])
+        return str(crew.kickoff().raw)
+
+
+def test_crew_role_and_task_names_match_with_whitespace_stripped(
+    flows: Any, fake_crews: Any
+) -> None:
+    fake_crews.on(crew="assessment", agent="Analyst").reply("assessed")
+    assert flows.run(YamlCrewFlow).output == "assessed"
+    kickoff = fake_crews.calls[0]
+    assert (kickoff.caller["crew"], kickoff.caller["agent"]) == ("assessment", ["Analyst"])
+    assert kickoff.data["tasks"] == ["notes"]

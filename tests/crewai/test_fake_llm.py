@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pytest_flows.crewai import patches
 from pytest_flows.crewai.llm import FakeLLM
 from pytest_flows.replies import ProviderError, RateLimitError, call_tool, stream
-from pytest_flows.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows.script import ALWAYS, ScriptReplyError, UnscriptedRequest
 
 # Built at import, before any test: the routing must reach it too.
 MODULE_LLM = LLM("gpt-4o-mini")
@@ -429,3 +429,25 @@ def test_a_declarative_llm_key_resolves_to_the_fake(flows: Any, fake_llm: Any) -
 
     assert run.output.raw == "urgent"
     assert "Current Task: Ticket: the printer is on fire" in fake_llm.calls[0].prompt
+
+
+class YamlRoleFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def research(self) -> str:
+        # What `role: >` in agents.yaml gives: a trailing newline.
+        agent = Agent(role="Researcher\n", goal="Find", backstory="Careful.", llm="gpt-4o")
+        return str(agent.kickoff("Research AI agents").raw)
+
+
+def test_roles_match_with_surrounding_whitespace_stripped(flows: Any, fake_llm: Any) -> None:
+    fake_llm.on(agent="Researcher").reply("found it")
+    assert flows.run(YamlRoleFlow).output == "found it"
+    assert fake_llm.calls[0].caller["agent"] == "Researcher"
+
+
+def test_the_most_specific_rule_answers_whatever_the_order_written(
+    flows: Any, fake_llm: Any
+) -> None:
+    fake_llm.on(method="research").reply("method only", times=ALWAYS, optional=True)
+    fake_llm.on(method="research", agent="Researcher").reply("method and agent")
+    assert flows.run(YamlRoleFlow).output == "method and agent"
