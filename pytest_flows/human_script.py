@@ -103,7 +103,7 @@ def _message_pattern(message: str) -> str:
 def _suggest(request: Request) -> str:
     caller = request.caller
     conditions = [f'method="{caller.get("method", "")}"']
-    if caller.get("kind") == "ask":
+    if caller.get("kind") in ("ask", "input"):
         conditions.append(f"message={_message_pattern(request.prompt)}")
     if caller.get("occurrence", 1) > 1:
         conditions.append(f"occurrence={caller['occurrence']}")
@@ -213,10 +213,12 @@ class ScriptedHuman:
 
         ``message`` is a regex searched in the message shown to the human;
         ``occurrence`` the n-th request of that method (1-based); ``kind`` is
-        ``"feedback"`` or ``"ask"``.
+        ``"feedback"``, ``"ask"`` or ``"input"`` (a bare ``input()`` in flow code).
         """
-        if kind is not None and kind not in ("feedback", "ask"):
-            raise FlowsUsageError(f'human.on(kind={kind!r}): kind is "feedback" or "ask".')
+        if kind is not None and kind not in ("feedback", "ask", "input"):
+            raise FlowsUsageError(
+                f'human.on(kind={kind!r}): kind is "feedback", "ask" or "input" (a bare input()).'
+            )
         given = {"flow": flow, "method": method, "kind": kind, "occurrence": occurrence}
         conditions = tuple((k, v) for k, v in given.items() if v is not None)
         if not conditions and message is None and where is None:
@@ -316,7 +318,9 @@ class ScriptedHuman:
         try:
             return self.script.take(request)
         except ScriptError as exc:
-            kind = "human.feedback" if request.caller.get("kind") == "feedback" else "human.ask"
+            kind = {"feedback": "human.feedback", "input": "human.input"}.get(
+                str(request.caller.get("kind")), "human.ask"
+            )
             self.trace_error(kind, request.caller.get("method", ""), request.prompt, exc)
             raise
 

@@ -6,6 +6,8 @@ While bound:
   ``flow_config``) ask the script instead; steps without one keep crewai's
   console path, whose ``input()`` the script answers;
 * every ``Flow.ask()`` asks the script (over per-flow and global providers);
+* a bare ``input(prompt)`` in flow code asks the script (kind ``input``; the
+  prompt is the message), instead of pytest's captured stdin;
 * an answer with an explicit outcome decides the route without the LLM that
   would classify the feedback;
 * a paused step is saved where crewai saves it (the ``flow_store`` router
@@ -13,13 +15,14 @@ While bound:
   small private in-memory store), so ``Flow.from_pending(flow_id)`` and
   ``resume()`` work without a database.
 
-Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``feedback`` or
-``ask``) and ``occurrence`` (1 for the first request of that kind from that
+Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``feedback``,
+``ask`` or ``input``) and ``occurrence`` (1 for the first request of that kind from that
 method, 2 for the next...); ``prompt`` is the message shown to the human.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import contextvars
 import json
@@ -132,6 +135,49 @@ def ask(human: ScriptedHuman, flow: Any, message: str, metadata: Any) -> str | N
     exchange.reply = value.text
     human.trace("human.ask", method, message, value.text, None)
     return str(value.text)
+
+
+def console_input(human: ScriptedHuman, prompt: object = "") -> str:
+    """``input(prompt)`` in flow code, answered by the script (kind ``input``)."""
+    caller = callers.flow_caller()
+    method = str(caller.get("method", ""))
+    request = human.request(str(caller.get("flow", "")), "input", method, str(prompt), {})
+    exchange = human.take(request)
+    try:
+        value = human.resolve(exchange)
+        if value is PAUSE or value is TIMEOUT:
+            verb = "pause()" if value is PAUSE else "timeout()"
+            where = method or "the test"
+            raise ScriptReplyError(
+                f"pytest-flows: human request #{request.number} is input() in {where!r}, "
+                f"which waits until someone types a line; {entry_label(exchange)} cannot {verb} "
+                'it. Script the line: human.answer("...").'
+            )
+        if value.outcome is not None:
+            raise ScriptReplyError(
+                f"pytest-flows: human request #{request.number} is input() in {method!r}; "
+                f"outcome= in {entry_label(exchange)} only routes @human_feedback. Drop it."
+            )
+        human.wait(value.after)
+    except BaseException as exc:
+        exchange.error = exc
+        human.trace_error("human.input", method, str(prompt), exc)
+        raise
+    exchange.reply = value.text
+    human.trace("human.input", method, str(prompt), value.text, None)
+    return str(value.text)
+
+
+@contextlib.contextmanager
+def _console_input(human: ScriptedHuman) -> Iterator[None]:
+    # Flow code calls input() from worker threads too: only a module-wide
+    # replacement reaches them. pytest's captured stdin would raise instead.
+    real = builtins.input
+    builtins.input = lambda prompt="": console_input(human, prompt)
+    try:
+        yield
+    finally:
+        builtins.input = real
 
 
 def resume(human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None) -> FlowRun:
@@ -312,6 +358,7 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
         stack.enter_context(patches.input_provider(_InputProvider(human)))
         stack.enter_context(patches.explicit_outcomes(human.decided_outcome))
         stack.enter_context(_ask_timeouts())
+        stack.enter_context(_console_input(human))
         fallback = _InMemoryPendingStore()  # only if no persistence factory is registered
         stack.enter_context(patches.fallback_persistence(lambda: fallback))
         yield

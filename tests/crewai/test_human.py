@@ -300,3 +300,65 @@ def test_without_a_persistence_factory_a_pause_is_kept_in_memory(
 
     assert resumed.output == "discarded"
     assert store.pending_ids == []
+
+
+class ConsoleFlow(Flow):  # type: ignore[type-arg]
+    """Many crewAI-examples flows still read the console with a bare input()."""
+
+    @start()
+    def get_topic(self) -> str:
+        return input("Enter a topic: ")
+
+    @listen(get_topic)
+    def confirm(self, topic: str) -> str:
+        answer = input(f"Research {topic}? [y/n] ")
+        return f"{topic}:{answer}"
+
+
+def test_a_bare_input_is_answered_with_the_prompt_in_the_ledger_and_trace(
+    flows: Any, human: Any
+) -> None:
+    human.on(message="topic").answer("AI agents")
+    human.on(kind="input", method="confirm").answer("y", after=5)
+
+    run = flows.run(ConsoleFlow)
+
+    assert run.output == "AI agents:y"
+    assert [(r.caller["kind"], r.caller["method"], r.prompt) for r in human.requests] == [
+        ("input", "get_topic", "Enter a topic: "),
+        ("input", "confirm", "Research AI agents? [y/n] "),
+    ]
+    assert flows.clock.monotonic() == 5.0
+    assert run.trace.of_kind("human.input")[0].render() == (
+        "human input get_topic message='Enter a topic: ' answer='AI agents'"
+    )
+
+
+def test_an_unscripted_input_shows_the_prompt_and_the_line_to_add(flows: Any, human: Any) -> None:
+    with pytest.raises(UnscriptedRequest) as caught:
+        flows.run(ConsoleFlow)
+    lines = str(caught.value).splitlines()
+    assert lines[1] == "  caller: flow=ConsoleFlow method=get_topic kind=input occurrence=1"
+    assert lines[2] == "  message: 'Enter a topic: '"
+    assert lines[-1] == '    human.on(method="get_topic", message="Enter a topic").answer("...")'
+
+
+def test_input_cannot_pause(flows: Any, human: Any) -> None:
+    human.pause()
+    with pytest.raises(ScriptReplyError, match=r"is input\(\) in 'get_topic'.*cannot pause\(\)"):
+        flows.run(ConsoleFlow)
+
+
+def test_input_is_replaced_only_while_a_human_is_bound() -> None:
+    import builtins
+
+    from pytest_flows.crewai import human as crewai_human
+    from pytest_flows.human_script import ScriptedHuman
+
+    scripted = ScriptedHuman()
+    scripted.answer("typed")
+    real = builtins.input
+    with crewai_human._console_input(scripted):
+        assert input("prompt? ") == "typed"
+    assert builtins.input is real
+    assert scripted.requests[0].caller == {"kind": "input", "occurrence": 1}
