@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from pytest_flows._durations import check_duration
 from pytest_flows.replies import Stream, ToolCall
 from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, code
+from pytest_flows.trajectory import Calls
 
 __all__ = ["CALLER_KEYS", "PURPOSES", "LLMRule", "LLMScript"]
 
@@ -291,10 +292,26 @@ class LLMScript:
         return self
 
     @property
-    def calls(self) -> list[Exchange]:
+    def calls(self) -> Calls[Exchange]:
         """Every call so far: ``.messages``, ``.tools``, ``.response_model``,
-        ``.caller``, ``.prompt``, ``.reply`` / ``.error``."""
-        return list(self.script.exchanges)
+        ``.caller``, ``.prompt``, ``.reply`` / ``.error``.
+
+        ``calls.match([...], mode=...)`` checks them as a trajectory
+        (:mod:`pytest_flows.trajectory`).
+        """
+        return Calls(self.script.exchanges, noun="LLM call")
+
+    @property
+    def tool_calls(self) -> Calls[ToolCall]:
+        """Every tool call the model asked for (scripted or ``auto()``), in order."""
+        return Calls(
+            (
+                call
+                for exchange in self.script.exchanges
+                for call in exchange.data.get("tool_calls", [])
+            ),
+            noun="tool call",
+        )
 
     def allow_unused(self) -> None:
         """Don't fail this test for scripted replies nobody used."""

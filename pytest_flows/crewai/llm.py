@@ -41,6 +41,7 @@ from pytest_flows.script import (
 )
 from pytest_flows.threads import sleep_on
 from pytest_flows.trace import TraceEvent, render_value
+from pytest_flows.trajectory import Calls
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -117,9 +118,14 @@ class FakeLLM(BaseLLM):
         return self
 
     @property
-    def calls(self) -> list[Exchange]:
-        """Every LLM call of the test, in order."""
+    def calls(self) -> Calls[Exchange]:
+        """Every LLM call of the test, in order (``calls.match([...])``: a trajectory check)."""
         return self._require_core().api.calls
+
+    @property
+    def tool_calls(self) -> Calls[ToolCall]:
+        """Every tool call the model asked for, in order."""
+        return self._require_core().api.tool_calls
 
     @property
     def script(self) -> Any:
@@ -451,6 +457,7 @@ class _Core:
 
     def _tool_calls(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> Any:
         request = exchange.request
+        request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
         offered = request.tools or sorted(call.available_functions or {})
         for tool in calls:
             if tool.name not in offered:

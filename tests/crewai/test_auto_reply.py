@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from typing import Any, Literal
+from unittest.mock import ANY
 
 import pytest
 from crewai import LLM, Agent
@@ -12,6 +13,8 @@ from crewai.tools import tool
 from pydantic import BaseModel, Field
 
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.replies import call_tool
+from pytest_flows.trajectory import TrajectoryMismatch
 
 TOOL_LOG: list[tuple[str, Any]] = []
 
@@ -156,3 +159,13 @@ def test_auto_twice_or_with_a_bad_seed_is_a_usage_error(fake_llm: Any) -> None:
     fake_llm.auto()
     with pytest.raises(FlowsUsageError, match="already on"):
         fake_llm.auto(seed=2)
+
+
+def test_the_trajectory_of_an_auto_run_matches_in_any_order(flows: Any, fake_llm: Any) -> None:
+    fake_llm.auto()
+    flows.run(ToolFlow)
+
+    assert fake_llm.tool_calls.match(["fetch", call_tool("search", query=ANY)], mode="unordered")
+    assert fake_llm.calls.match([{"method": "summarize", "model": "gpt-4o-mini"}], mode="superset")
+    with pytest.raises(TrajectoryMismatch, match="expected but not found: #1 delete"):
+        fake_llm.tool_calls.match(["delete"], mode="superset")
