@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
-from pytest_flows.trace import Trace
+from pytest_flows.trace import Trace, without_addresses
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -250,7 +250,8 @@ class RaceOutcomes:
 def _outcome_text(run: FlowRun, found: list[RaceResult]) -> str:
     parts = [race.render() for race in found] or ["no race"]
     if run.error is not None:
-        message = f"{type(run.error).__name__}: {run.error}".replace("\n", "\\n")
+        message = without_addresses(f"{type(run.error).__name__}: {run.error}")
+        message = message.replace("\n", "\\n")
         parts.append(f"error {message}")
     return " | ".join(parts)
 

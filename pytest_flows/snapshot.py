@@ -34,7 +34,14 @@ from pytest_flows.syrupy_extension import (  # re-exported: the extension's publ
     FlowsAmberSerializer,
     FlowsSnapshotExtension,
 )
-from pytest_flows.trace import Trace, TraceEvent, cycle_mark, model_values, stable_repr
+from pytest_flows.trace import (
+    Trace,
+    TraceEvent,
+    cycle_mark,
+    model_values,
+    stable_repr,
+    without_addresses,
+)
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -238,7 +245,8 @@ def _pending_block(pending: PendingFeedback, normalizer: Normalizer) -> _Block:
 
 
 def _error_text(error: BaseException, normalizer: Normalizer) -> str:
-    return normalizer.text(f"{type(error).__name__}: {error}").replace("\n", "\\n")
+    text = without_addresses(f"{type(error).__name__}: {error}")
+    return normalizer.text(text).replace("\n", "\\n")
 
 
 def _run_block(run: FlowRun, normalizer: Normalizer) -> _Block:

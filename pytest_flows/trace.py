@@ -16,7 +16,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-__all__ = ["Trace", "TraceEvent", "cycle_mark", "model_values", "render_value", "stable_repr"]
+__all__ = [
+    "Trace",
+    "TraceEvent",
+    "cycle_mark",
+    "model_values",
+    "render_value",
+    "stable_repr",
+    "without_addresses",
+]
 
 #: Longest rendering of one value before it is shortened with an ellipsis.
 MAX_VALUE_CHARS = 120
@@ -24,8 +32,14 @@ MAX_VALUE_CHARS = 120
 #: How deep plain objects nested in plain objects are spelled out (deeper: ``<Type>``).
 MAX_OBJECT_DEPTH = 4
 
-# "<Thing object at 0x7f3a...>": the address differs in every process.
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# "<Thing object at 0x7f3a...>": the address differs in every process. Only
+# inside <...>, so text that merely mentions "at 0x10" keeps it.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")
+
+
+def without_addresses(text: str) -> str:
+    """``text`` with the memory addresses of reprs such as ``<Thing object at 0x...>`` removed."""
+    return _ADDRESS.sub("", text)
 
 
 def _public_fields(value: Any) -> list[tuple[str, Any]]:

@@ -206,6 +206,15 @@ def test_a_plain_object_renders_the_same_in_another_process() -> None:
     assert "0x" not in text and 'output: "Thing(size=2)"' in text
 
 
+def test_error_lines_carry_no_memory_address() -> None:
+    from pytest_flows.races import _outcome_text
+
+    error = ValueError(f"cannot ship {object()!r}")
+    run = FlowRun(flow=None, error=error)
+    assert "error: ValueError: cannot ship <object object>" in snapshot_text(run)
+    assert _outcome_text(run, []) == "no race | error ValueError: cannot ship <object object>"
+
+
 def test_normalized_keeps_bytes_apart() -> None:
     assert normalized(b"\xff") != normalized(b"\xfe")
     assert normalized(b"\xff") == "b'\\xff'"

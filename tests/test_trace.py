@@ -105,6 +105,12 @@ def test_plain_objects_render_by_type_and_public_fields_never_an_address() -> No
         assert " at 0x" not in render_value(value), value
 
 
+def test_an_address_inside_text_is_dropped_only_where_a_repr_put_it() -> None:
+    message = render_value(f"ValueError: cannot ship {Empty()!r}")
+    assert "Empty object>" in message and "0x" not in message
+    assert render_value("loaded at 0x10 bytes") == "'loaded at 0x10 bytes'"
+
+
 def test_an_object_that_contains_itself_shows_where_it_recurs() -> None:
     thing = Thing("loop")
     thing.me = thing  # type: ignore[attr-defined]
