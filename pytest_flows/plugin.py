@@ -31,7 +31,7 @@ FLOWS_FIXTURES = frozenset(
     {"flows", "flow_store", "fake_llm", "fake_crews", "human", "conversation"}
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
-MARKER_KWARGS = ("seed", "allow_hosts", "console")
+MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget")
 
 _RESTORE = pytest.StashKey[list[Any]]()
 _MODE = pytest.StashKey[str]()
@@ -97,7 +97,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "flows(seed=None, allow_hosts=(), console=False): run this test on the pytest-flows "
+        "flows(seed=None, allow_hosts=(), console=False, budget=None): run this test on the "
+        "pytest-flows "
         "harness (deterministic loop, fixed ids and clock, offline) with these settings",
     )
     if config.getoption("flows_seed") is None:
@@ -269,6 +270,7 @@ def _session_for(item: pytest.Item) -> FlowsSession:
         test_id=item.nodeid,
         console=bool(settings.get("console", _console_default(item))),
         allow_hosts=hosts,
+        budget=settings.get("budget"),
     )
 
 

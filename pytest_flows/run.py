@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_flows.trace import Trace
+from pytest_flows.usage import Usage
 
 __all__ = ["FlowRun"]
 
@@ -16,8 +17,9 @@ class FlowRun:
 
     ``output`` is what the flow returned, ``state`` its final state,
     ``method_outputs`` the outputs of its methods in completion order and
-    ``trace`` the normalized trace of this run. A run that raised has
-    ``failed`` set and the original exception in ``error``.
+    ``trace`` the normalized trace of this run, ``usage`` what it used (LLM
+    calls, tokens, tool calls, virtual seconds; ``usage.by_method[name]``). A
+    run that raised has ``failed`` set and the original exception in ``error``.
     """
 
     flow: Any
@@ -27,6 +29,7 @@ class FlowRun:
     error: BaseException | None = None
     method_outputs: list[Any] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def failed(self) -> bool:

@@ -26,6 +26,7 @@ from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.thread_context import threads_inherit_context
 from pytest_flows.trace import Trace, TraceEvent
+from pytest_flows.usage import collecting, merged_budget, within_budget
 
 __all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
 
@@ -41,7 +42,9 @@ class FlowsSession:
         console: bool = False,
         allow_hosts: Sequence[str] = (),
         epoch: _dt.datetime = DEFAULT_EPOCH,
+        budget: Any = None,
     ) -> None:
+        self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
         self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
         self.test_id = test_id
         self.console = console
@@ -174,22 +177,29 @@ class FlowsSession:
         )
 
     async def arun(
-        self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any
+        self,
+        target: Any,
+        *args: Any,
+        raise_on_error: bool = True,
+        budget: Any = None,
+        **kwargs: Any,
     ) -> FlowRun:
         """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
         self._require_open()
         _check_raise_on_error(raise_on_error, "arun")
+        limits = merged_budget(self.budget, budget)
         adapter = self.adapter_for(target)
         running = asyncio.get_running_loop()
         if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
-            return self._finish(await self._run(adapter, target, args, kwargs), raise_on_error)
+            result = await self._run(adapter, target, args, kwargs)
+            return self._finish(within_budget(result, limits), raise_on_error)
         # A foreign loop (say, a custom pytest-asyncio loop factory): run on a
         # deterministic loop in a helper thread and await the result.
         ctx = contextvars.copy_context()
         with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
             future = pool.submit(ctx.run, self._run_blocking, adapter, target, args, kwargs)
             result = await asyncio.wrap_future(future)
-        return self._finish(result, raise_on_error)
+        return self._finish(within_budget(result, limits), raise_on_error)
 
     def _require_open(self) -> None:
         if not self._open:
@@ -198,10 +208,21 @@ class FlowsSession:
                 "that requested the `flows` fixture."
             )
 
-    def run(self, target: Any, *args: Any, raise_on_error: bool = True, **kwargs: Any) -> FlowRun:
-        """Run ``target`` to completion on a fresh deterministic loop."""
+    def run(
+        self,
+        target: Any,
+        *args: Any,
+        raise_on_error: bool = True,
+        budget: Any = None,
+        **kwargs: Any,
+    ) -> FlowRun:
+        """Run ``target`` to completion on a fresh deterministic loop.
+
+        ``budget`` caps what the run may use (see :mod:`pytest_flows.usage`).
+        """
         self._require_open()
         _check_raise_on_error(raise_on_error, "run")
+        limits = merged_budget(self.budget, budget)
         adapter = self.adapter_for(target)
         try:
             asyncio.get_running_loop()
@@ -220,7 +241,7 @@ class FlowsSession:
                 result = pool.submit(
                     ctx.run, self._run_blocking, adapter, target, args, kwargs
                 ).result()
-        return self._finish(result, raise_on_error)
+        return self._finish(within_budget(result, limits), raise_on_error)
 
     def _run_blocking(
         self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -237,9 +258,11 @@ class FlowsSession:
         events: list[TraceEvent] = []
         token = _runs.set((*_runs.get(), (self, events)))
         try:
-            result = await adapter.run(self, target, args, kwargs)
+            with collecting(self.clock) as usage:
+                result = await adapter.run(self, target, args, kwargs)
         finally:
             _runs.reset(token)
+        result.usage = usage.finish()
         with self._events_lock:
             raw = list(events)
         result.trace = _normalized_trace(raw)

@@ -21,6 +21,7 @@ from crewai.events.types.flow_events import MethodExecutionStartedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
+from pytest_flows import usage
 from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "tool_uses", "tracking"]
@@ -59,6 +60,7 @@ def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
     def sink(source: Any, event: Any) -> None:
         if isinstance(event, ToolUsageFinishedEvent | ToolUsageErrorEvent):
             method = (_user_method.get() or ("", "-"))[1]
+            usage.note(method, tool_calls=1)
             fields = [("method", method)]
             if event.agent_role:
                 fields.append(("agent", str(event.agent_role)))

@@ -26,6 +26,7 @@ from crewai.llms.retry import (
 from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows import loop as _loop
+from pytest_flows import usage as run_usage
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai import llm_shapes as shapes
 from pytest_flows.crewai.llm_routing import route_constructor, route_existing
@@ -355,7 +356,7 @@ class _Core:
         with llm_call_context():
             exchange = self._begin(call)
             try:
-                self._advance(exchange.entry.options["latency"] if exchange.entry else 0.0)
+                self._advance(_latency(exchange))
                 value = exchange.resolve()
                 if isinstance(value, Stream):
                     for i, chunk in enumerate(value.chunks):
@@ -371,7 +372,7 @@ class _Core:
         with llm_call_context():
             exchange = self._begin(call)
             try:
-                await self._asleep(exchange.entry.options["latency"] if exchange.entry else 0.0)
+                await self._asleep(_latency(exchange))
                 value = exchange.resolve()
                 if isinstance(value, Stream):
                     for i, chunk in enumerate(value.chunks):
@@ -396,6 +397,7 @@ class _Core:
         formatted = llm._format_messages(call.messages)
         llm._invoke_before_llm_call_hooks(formatted, call.from_agent)
         request = call.request()
+        run_usage.note(str(request.caller.get("method", "")), llm_calls=1)
         try:
             return self.api.script.take(request)
         except ScriptError as exc:
@@ -534,6 +536,7 @@ class _Core:
             usage.update({k: int(v) for k, v in override.items()})
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         usage.setdefault("successful_requests", 1)
+        run_usage.note(str(exchange.caller.get("method", "")), tokens=usage["total_tokens"])
         return usage
 
     def _record(self, call: _Call, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
@@ -551,6 +554,12 @@ class _Core:
                 fields=(*fields, *outcome),
             )
         )
+
+
+def _latency(exchange: Exchange) -> float:
+    seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+    run_usage.note(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
+    return seconds
 
 
 class _VirtualRetry:
