@@ -59,6 +59,16 @@ class FlowsSession:
 
     # -- lifecycle -----------------------------------------------------------
     def open(self) -> FlowsSession:
+        try:
+            self._enter()
+        except BaseException:
+            # Half-open is worse than closed: a frozen clock or a scheduler left
+            # behind would leak into every later test.
+            self.close()
+            raise
+        return self
+
+    def _enter(self) -> None:
         stack = self._stack
         # Every loop made during the test is deterministic, including the one
         # pytest-asyncio makes from the policy it saw first.
@@ -71,7 +81,6 @@ class FlowsSession:
         self._open = True
         for spec in ADAPTERS:
             self._ensure(spec.framework)
-        return self
 
     def close(self) -> None:
         self._open = False

@@ -285,3 +285,28 @@ def test_a_recording_test_is_isolated_too(pytester: pytest.Pytester) -> None:
         mp.delenv("CI", raising=False)
         result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+def test_a_harness_that_fails_to_open_leaves_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import contextlib
+    import time
+
+    from pytest_flows import session as session_module
+    from pytest_flows.loop import active_scheduler
+
+    @contextlib.contextmanager
+    def broken_guard(allow: object) -> object:
+        raise RuntimeError("guard failed")
+        yield  # pragma: no cover
+
+    policy, real_time = asyncio.get_event_loop_policy(), time.time
+    monkeypatch.setattr(session_module, "network_guard", broken_guard)
+    with pytest.raises(RuntimeError, match="guard failed"):
+        session_module.FlowsSession(test_id="broken").open()
+    # the clock, the scheduler and the policy it had set up are gone again
+    assert time.time is real_time and active_scheduler() is None
+    assert asyncio.get_event_loop_policy() is policy
+    assert "new_event_loop" not in vars(policy)
