@@ -20,6 +20,7 @@ from pytest_flows._stash import CALL_RAISED_KEY, SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.coverage import plugin as flows_coverage
 from pytest_flows.fakes import conversation, fake_crews, fake_llm, flow_store, human  # noqa: F401
+from pytest_flows.golden import pytest_wiring as flows_golden
 from pytest_flows.loop import DeterministicEventLoopPolicy
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     syrupy_extension.addoption(parser)
     recording.addoption(parser)
     flows_coverage.addoption(parser)
+    flows_golden.addoption(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -107,6 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
     syrupy_extension.configure(config)
     recording.configure(config)
     flows_coverage.configure(config)
+    flows_golden.configure(config)
 
 
 def _install(config: pytest.Config) -> None:
