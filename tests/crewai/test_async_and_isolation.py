@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _socket
 import asyncio
 import os
 import socket
@@ -11,6 +12,7 @@ import pytest
 from dispatch_flows import FanOut, Race, Routing
 
 from pytest_flows import FlowsSession
+from pytest_flows.errors import NetworkBlockedError
 
 EXPECTED_FANOUT = [
     "method finished left output='L'",
@@ -114,7 +116,8 @@ def test_crewai_telemetry_was_created_off_without_the_variables_staying_set() ->
 
 
 def test_network_guard_is_on_in_flows_tests(flows: FlowsSession) -> None:
-    assert socket.getaddrinfo.__module__ == "pytest_flows.network"
+    with pytest.raises(NetworkBlockedError):
+        socket.getaddrinfo("api.openai.com", 443)  # refused before any lookup
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -126,7 +129,10 @@ def test_network_guard_is_on_in_flows_tests(flows: FlowsSession) -> None:
 
 
 def test_network_guard_is_off_elsewhere() -> None:
-    assert socket.getaddrinfo.__module__ == "socket"
+    # the module functions and the socket type are the interpreter's own again
+    assert type(_socket.getaddrinfo).__name__ == "builtin_function_or_method"
+    assert socket.socket.connect is _socket.socket.connect
+    assert _socket.socket.__module__ == "_socket" and type(_socket.socket) is type
 
 
 def test_failure_report_shows_the_trace(pytester: pytest.Pytester) -> None:
