@@ -38,6 +38,12 @@ def crew_output(
 ) -> CrewReply:
     """A scripted ``CrewOutput``: the final result plus, optionally, each task's output.
 
+    ``raw`` alone, for a last task with ``output_pydantic`` / ``output_json``,
+    is parsed into that model when it fits; when it does not (the model
+    "returned garbage"), the output keeps the text with ``pydantic`` and
+    ``json_dict`` None, as crewai's does. A plain text reply that does not
+    fit is a script error instead.
+
     ``tasks`` gives one entry per crew task, in order (text, a dict, a pydantic
     model or a ``TaskOutput``); descriptions and agents are taken from the
     crew. Without ``tasks``, ``tasks_output`` holds the final task's output.
@@ -103,6 +109,27 @@ def _task_output(task: Any, value: Any, request: Request) -> TaskOutput:
     )
 
 
+def _unparsed(task: Any, value: CrewReply, request: Request) -> TaskOutput | None:
+    """``crew_output(raw=...)`` that the last task's model cannot parse: what crewai
+    returns when the model wrote garbage (the text, no ``pydantic``/``json_dict``)."""
+    model = getattr(task, "output_pydantic", None) or getattr(task, "output_json", None)
+    if model is None or value.raw is None or value.pydantic or value.json_dict or value.tasks:
+        return None
+    try:
+        _validate(model, value.raw, request)
+    except ScriptReplyError:
+        pydantic_format = getattr(task, "output_pydantic", None) is not None
+        return TaskOutput(
+            description=str(getattr(task, "description", "") or ""),
+            name=getattr(task, "name", None),
+            expected_output=getattr(task, "expected_output", None),
+            raw=value.raw,
+            agent=str(getattr(getattr(task, "agent", None), "role", "") or ""),
+            output_format=OutputFormat.PYDANTIC if pydantic_format else OutputFormat.JSON,
+        )
+    return None
+
+
 class _NoTask:
     description = ""
     name = None
@@ -117,6 +144,9 @@ def to_crew_output(crew: Any, value: Any, request: Request) -> CrewOutput:
         return value
     tasks = list(getattr(crew, "tasks", None) or []) or [_NoTask()]
     if isinstance(value, CrewReply):
+        unparsed = _unparsed(tasks[-1], value, request)
+        if unparsed is not None:
+            return CrewOutput(raw=unparsed.raw, tasks_output=[unparsed])
         outputs = [
             _task_output(tasks[i] if i < len(tasks) else _NoTask(), item, request)
             for i, item in enumerate(value.tasks)

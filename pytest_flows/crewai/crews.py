@@ -12,16 +12,22 @@ Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``crew`` or
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
+import inspect
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from crewai.agent.core import Agent
 from crewai.crew import Crew
+from crewai.utilities.agent_utils import is_inside_event_loop
 from pydantic import BaseModel
 
+from pytest_flows import loop as _loop
+from pytest_flows import usage
+from pytest_flows._durations import check_duration
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.crew_outputs import (
     CrewReply,
@@ -40,6 +46,7 @@ from pytest_flows.script import (
     code,
     short,
 )
+from pytest_flows.threads import sleep_on
 from pytest_flows.trace import TraceEvent, render_value
 
 if TYPE_CHECKING:
@@ -112,9 +119,14 @@ class CrewRule:
         self._owner = owner
         self._match = match
 
-    def reply(self, *values: Any, times: Times = 1, optional: bool = False) -> CrewRule:
-        """Answer matching kickoffs with ``values`` in order (each ``times`` times)."""
-        self._owner._add(values, self._match, times, optional)
+    def reply(
+        self, *values: Any, times: Times = 1, optional: bool = False, latency: float = 0.0
+    ) -> CrewRule:
+        """Answer matching kickoffs with ``values`` in order (each ``times`` times).
+
+        ``latency`` is how long each kickoff takes, in virtual seconds.
+        """
+        self._owner._add(values, self._match, times, optional, latency)
         return self
 
     def run_for_real(self, *, times: Times = 1, optional: bool = False) -> CrewRule:
@@ -137,15 +149,22 @@ class FakeCrews:
         )
 
     # -- scripting -------------------------------------------------------------
-    def reply(self, *values: Any, times: Times = 1, optional: bool = False) -> FakeCrews:
+    def reply(
+        self, *values: Any, times: Times = 1, optional: bool = False, latency: float = 0.0
+    ) -> FakeCrews:
         """Answer the next kickoffs, in order, with ``values``.
 
         A value is text (the raw output), a pydantic model or dict (structured
         output, validated against the last task's ``output_pydantic`` /
         ``output_json``), a :func:`crew_output`, a ``CrewOutput``, an
-        exception to raise, ``RUN_FOR_REAL``, or a callable ``f(request)``.
+        exception to raise, ``RUN_FOR_REAL``, or a callable ``f(request)``
+        (it receives the :class:`~pytest_flows.script.Request`:
+        ``request.caller["crew"]``, ``["agent"]`` (the roles), ``["inputs"]``,
+        ``["method"]``, ``["flow"]``, ``["kind"]``). ``latency`` is how long
+        each kickoff takes, in virtual seconds: concurrent ``kickoff_async``
+        / ``akickoff`` calls overlap on the harness's clock.
         """
-        self._add(values, None, times, optional)
+        self._add(values, None, times, optional, latency)
         return self
 
     def on(
@@ -185,12 +204,18 @@ class FakeCrews:
         return CrewRule(self, Match(caller=conditions, where=where))
 
     def _add(
-        self, values: tuple[Any, ...], match: Match | None, times: Times, optional: bool
+        self,
+        values: tuple[Any, ...],
+        match: Match | None,
+        times: Times,
+        optional: bool,
+        latency: float = 0.0,
     ) -> None:
         if not values:
             raise _usage(
                 'reply() needs at least one value: fake_crews.reply("the crew\'s answer").'
             )
+        latency = check_duration("fake_crews.reply(latency=...)", latency)
         prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
         extra = "" if times == 1 else f", times={code(times)}"
         for value in values:
@@ -205,6 +230,7 @@ class FakeCrews:
                 times=times,
                 optional=optional,
                 label=f"{prefix}.{verb}",
+                options={"latency": latency},
             )
 
     # -- reading ----------------------------------------------------------------
@@ -280,6 +306,30 @@ class FakeCrews:
         exchange = self.script.take(request)
         return exchange, exchange.resolve()
 
+    # -- virtual time --------------------------------------------------------------
+    def _latency(self, exchange: Exchange) -> float:
+        seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+        if seconds:
+            usage.note(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
+        return seconds
+
+    def wait(self, exchange: Exchange) -> None:
+        """A sync kickoff's latency: overlaps with sibling threads' waits."""
+        seconds = self._latency(exchange)
+        if seconds and self.session is not None:
+            sleep_on(self.session.clock, seconds)
+
+    async def await_latency(self, exchange: Exchange) -> None:
+        """An async kickoff's latency: a virtual sleep other tasks run during."""
+        seconds = self._latency(exchange)
+        if not seconds:
+            return
+        running = asyncio.get_running_loop()
+        if isinstance(running, _loop.DeterministicEventLoop) and _loop.active_scheduler():
+            await asyncio.sleep(seconds)
+        elif self.session is not None:
+            sleep_on(self.session.clock, seconds)
+
     def record(self, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
         if self.session is None:
             return
@@ -297,6 +347,42 @@ class FakeCrews:
 _real: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "pytest_flows_real_crew", default=False
 )
+
+
+#: crewai's own words when a sync kickoff runs inside an event loop
+#: (``Agent._execute_without_timeout``); a flow's ``except RuntimeError`` sees the same.
+SYNC_KICKOFF_IN_LOOP = (
+    "Agent execution was invoked synchronously from within a running "
+    "event loop. Use `agent.kickoff_async()` / `crew.kickoff_async()` "
+    "(or `await agent.aexecute_task(...)`) when calling from async code."
+)
+
+
+def _refuse_sync_kickoff_in_loop(crew: Any) -> None:
+    """Fail a scripted ``kickoff()`` where crewai's real one fails: inside a running loop."""
+    if not getattr(crew, "tasks", None) or not is_inside_event_loop():
+        return
+    error = RuntimeError(SYNC_KICKOFF_IN_LOOP)
+    error.add_note(
+        "pytest-flows: the crew is scripted, and fails here as crewai's real kickoff "
+        "does: an async flow method must `await crew.kickoff_async()` (or akickoff())."
+    )
+    raise error
+
+
+def check_crew_seams() -> None:
+    """Raise AssertionError naming the crewai behaviour fake_crews mimics that moved."""
+    problems = []
+    if "invoked synchronously from within a running" not in inspect.getsource(
+        Agent._execute_without_timeout
+    ):
+        problems.append("Agent._execute_without_timeout no longer refuses a sync kickoff in a loop")
+    if "asyncio.to_thread(self.kickoff" not in inspect.getsource(Crew.kickoff_async):
+        problems.append("Crew.kickoff_async no longer runs kickoff on a worker thread")
+    if problems:
+        raise AssertionError(
+            "pytest-flows' crewai crew seams moved (crewai upgrade?): " + "; ".join(problems)
+        )
 
 
 @contextlib.contextmanager
@@ -320,6 +406,8 @@ def _scripted_kickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
                 with _for_real():
                     output = original(self, inputs, *args, **kwargs)
             else:
+                _refuse_sync_kickoff_in_loop(self)
+                fake.wait(exchange)
                 output = to_crew_output(self, value, request)
         except BaseException as exc:
             fake.record(request, error_fields(exc))
@@ -330,6 +418,20 @@ def _scripted_kickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
         return output
 
     return kickoff
+
+
+def _scripted_kickoff_async(fake: FakeCrews, original_kickoff: Any, original: Any) -> Any:
+    # crewai's kickoff_async is `await asyncio.to_thread(self.kickoff, ...)`: the
+    # scripted one runs on a worker thread too, so the scheduler interleaves
+    # concurrent kickoffs (and their latency) as it would the real ones.
+    kickoff = _scripted_kickoff(fake, original_kickoff, "kickoff_async")
+
+    async def kickoff_async(self: Any, inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if _real.get() or getattr(self, "stream", False):
+            return await original(self, inputs, *args, **kwargs)
+        return await asyncio.to_thread(kickoff, self, inputs, *args, **kwargs)
+
+    return kickoff_async
 
 
 def _scripted_akickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
@@ -344,6 +446,7 @@ def _scripted_akickoff(fake: FakeCrews, original: Any, entry: str) -> Any:
                 with _for_real():
                     output = await original(self, inputs, *args, **kwargs)
             else:
+                await fake.await_latency(exchange)
                 output = to_crew_output(self, value, request)
         except BaseException as exc:
             fake.record(request, error_fields(exc))
@@ -395,7 +498,7 @@ def install(session: FlowsSession, fake: FakeCrews) -> Iterator[None]:
         setattr(  # noqa: B010
             Crew,
             "kickoff_async",
-            _scripted_akickoff(fake, originals["kickoff_async"], "kickoff_async"),
+            _scripted_kickoff_async(fake, originals["kickoff"], originals["kickoff_async"]),
         )
         setattr(Crew, "akickoff", _scripted_akickoff(fake, originals["akickoff"], "akickoff"))  # noqa: B010
         for name, original in originals.items():

@@ -228,6 +228,9 @@ def check_patch_points() -> None:
     check_fake_patch_points()
     check_human_patch_points()
     check_store_patch_points()
+    from pytest_flows.crewai.crews import check_crew_seams  # crews imports this module
+
+    check_crew_seams()
 
 
 def retry_after_seconds(error: BaseException) -> float | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from crewai.flow.flow import Flow, listen, router, start
 from crewai.tasks.output_format import OutputFormat
 from pydantic import BaseModel
 
-from pytest_flows.crewai.crews import crew_output
+from pytest_flows.crewai.crews import RUN_FOR_REAL, SYNC_KICKOFF_IN_LOOP, crew_output
 from pytest_flows.script import ScriptReplyError, UnscriptedRequest
 
 
@@ -168,8 +170,13 @@ class AsyncKickoffs(Flow):  # type: ignore[type-arg]
     async def both(self) -> list[str]:
         first = await assessment_crew().kickoff_async(inputs={"topic": "a"})
         second = await assessment_crew().akickoff(inputs={"topic": "b"})
+        return [first.raw, second.raw]
+
+    @listen(both)
+    def each(self, raws: list[str]) -> list[str]:
+        # Sync kickoffs belong in sync methods (in an async one they fail, as in production).
         each = assessment_crew().kickoff_for_each(inputs=[{"topic": "c"}, {"topic": "d"}])
-        return [first.raw, second.raw, *(o.raw for o in each)]
+        return [*raws, *(o.raw for o in each)]
 
 
 def test_every_kickoff_entry_point_is_scripted(flows: Any, fake_crews: Any) -> None:
@@ -257,3 +264,148 @@ def test_crew_role_and_task_names_match_with_whitespace_stripped(
     kickoff = fake_crews.calls[0]
     assert (kickoff.caller["crew"], kickoff.caller["agent"]) == ("assessment", ["Analyst"])
     assert kickoff.data["tasks"] == ["notes"]
+
+
+def one_task_crew(name: str = "writer") -> Crew:
+    writer = Agent(role="Writer", goal="Write", backstory="Brief.", llm="gpt-4o")
+    task = Task(name="write", description="Write on {topic}", expected_output="text", agent=writer)
+    return Crew(name=name, agents=[writer], tasks=[task])
+
+
+class SyncKickoffInAsyncFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    async def write(self) -> str:
+        # Crashes in production: a sync kickoff inside the flow's running loop.
+        return str(one_task_crew().kickoff(inputs={"topic": "x"}).raw)
+
+
+class SyncKickoffInSyncFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def write(self) -> str:
+        return str(one_task_crew().kickoff(inputs={"topic": "x"}).raw)
+
+
+def test_a_scripted_sync_kickoff_in_an_async_method_fails_as_crewais_does(
+    flows: Any, fake_crews: Any
+) -> None:
+    fake_crews.reply("text")
+    run = flows.run(SyncKickoffInAsyncFlow, raise_on_error=False)
+    assert isinstance(run.error, RuntimeError)
+    assert str(run.error).startswith(
+        "Agent execution was invoked synchronously from within a running event loop."
+    )
+    assert "must `await crew.kickoff_async()`" in run.error.__notes__[0]
+    assert run.trace.of_kind("crew.kickoff")[0].get("error", "").startswith("'RuntimeError")
+
+
+def test_the_same_kickoff_in_a_sync_method_is_fine(flows: Any, fake_crews: Any) -> None:
+    fake_crews.reply("text")
+    assert flows.run(SyncKickoffInSyncFlow).output == "text"
+
+
+def test_a_real_sync_kickoff_in_an_async_method_fails_the_same_way(
+    flows: Any, fake_crews: Any, fake_llm: Any
+) -> None:
+    fake_crews.reply(RUN_FOR_REAL)
+    fake_llm.reply("text", optional=True)
+    run = flows.run(SyncKickoffInAsyncFlow, raise_on_error=False)
+    assert isinstance(run.error, RuntimeError)
+    assert str(run.error) == SYNC_KICKOFF_IN_LOOP
+
+
+class FourCrewsFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    async def fan_out(self) -> list[str]:
+        crews = [one_task_crew(name) for name in ("alpha", "beta", "gamma", "delta")]
+        outputs = await asyncio.gather(*(crew.kickoff_async() for crew in crews))
+        return [str(o.raw) for o in outputs]
+
+
+class TwoNativeAsyncCrewsFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    async def fan_out(self) -> list[str]:
+        crews = [one_task_crew(name) for name in ("alpha", "beta")]
+        outputs = await asyncio.gather(*(crew.akickoff() for crew in crews))
+        return [str(o.raw) for o in outputs]
+
+
+def test_four_async_crews_with_30s_latency_take_30_virtual_seconds(
+    flows: Any, fake_crews: Any
+) -> None:
+    for name in ("alpha", "beta", "gamma", "delta"):
+        fake_crews.on(crew=name).reply(f"{name} done", latency=30)
+    wall = time.clock_gettime(time.CLOCK_MONOTONIC)  # the harness freezes perf_counter & co.
+
+    run = flows.run(FourCrewsFlow)
+
+    assert time.clock_gettime(time.CLOCK_MONOTONIC) - wall < 5  # no real half-minute
+    assert run.output == ["alpha done", "beta done", "gamma done", "delta done"]
+    assert flows.clock.monotonic() == 30.0
+    assert run.usage.virtual_seconds == 30.0
+    assert run.usage.by_method["fan_out"].virtual_seconds == 120.0  # four overlapping waits
+    finished = [e.name for e in run.trace.of_kind("crew.kickoff")]
+    assert sorted(finished) == ["alpha", "beta", "delta", "gamma"]
+
+
+def test_native_async_kickoffs_overlap_too(flows: Any, fake_crews: Any) -> None:
+    fake_crews.reply("one", "two", latency=30)
+    assert flows.run(TwoNativeAsyncCrewsFlow).output == ["one", "two"]
+    assert flows.clock.monotonic() == 30.0
+    assert [c.data["entry"] for c in fake_crews.calls] == ["akickoff", "akickoff"]
+
+
+def _finishing_order(seed: int) -> list[str]:
+    from pytest_flows.crewai.crews import FakeCrews
+    from pytest_flows.session import FlowsSession
+
+    with FlowsSession(seed=seed, test_id="four-crews") as session:
+        crews = FakeCrews(session)
+        session.bind("crews", crews)
+        for name in ("alpha", "beta", "gamma", "delta"):
+            crews.on(crew=name).reply(f"{name} done", latency=30)
+        run = session.run(FourCrewsFlow)
+        assert session.clock.monotonic() == 30.0
+        return [e.name for e in run.trace.of_kind("crew.kickoff")]
+
+
+def test_the_seed_decides_the_order_the_crews_finish_in() -> None:
+    orders = {seed: _finishing_order(seed) for seed in range(6)}
+    assert orders[0] == _finishing_order(0)  # the same seed, the same order
+    assert orders[3] == _finishing_order(3)
+    assert all(sorted(order) == ["alpha", "beta", "delta", "gamma"] for order in orders.values())
+    assert len({tuple(order) for order in orders.values()}) > 1  # other seeds, other orders
+
+
+class GarbageFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def assess(self) -> str:
+        output = assessment_crew().kickoff(inputs={"topic": "x"})
+        if output.pydantic is None:
+            return f"unparsed: {output.raw}"
+        return "parsed"
+
+
+def test_crew_output_raw_returns_unparsed_text_for_a_pydantic_task(
+    flows: Any, fake_crews: Any
+) -> None:
+    fake_crews.reply(crew_output(raw="Sure! Here is your verdict: 9/10"))
+    run = flows.run(GarbageFlow)
+    assert run.output == "unparsed: Sure! Here is your verdict: 9/10"
+    output = fake_crews.calls[0].reply
+    assert (output.pydantic, output.json_dict) == (None, None)
+    assert output.tasks_output[0].output_format is OutputFormat.PYDANTIC
+
+
+def test_crew_output_raw_that_fits_the_model_is_parsed(flows: Any, fake_crews: Any) -> None:
+    fake_crews.reply(crew_output(raw='{"score": 9, "summary": "fine"}'))
+    assert flows.run(GarbageFlow).output == "parsed"
+
+
+def test_a_reply_callable_sees_the_crew_roles_and_inputs(flows: Any, fake_crews: Any) -> None:
+    fake_crews.reply(
+        lambda request: (
+            f"{request.caller['crew']}/{request.caller['agent'][0]}/"
+            f"{request.caller['inputs']['topic']}/{request.caller['method']}"
+        )
+    )
+    assert flows.run(SyncKickoffInSyncFlow).output == "writer/Writer/x/write"
