@@ -1,4 +1,5 @@
-"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``human``, ``conversation``, ``flow_store``.
+"""The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``fake_tools``, ``human``,
+``conversation``, ``flow_store``.
 
 Each fixture builds its fake, binds it in the test's harness (every active
 framework adapter installs it) and, at teardown, fails the test for scripted
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_flows.script import Script
     from pytest_flows.store import FlowStore
 
-__all__ = ["conversation", "fake_crews", "fake_llm", "flow_store", "human"]
+__all__ = ["conversation", "fake_crews", "fake_llm", "fake_tools", "flow_store", "human"]
 
 
 def session_of(request: pytest.FixtureRequest) -> Any:
@@ -85,6 +86,19 @@ def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
     fake = FakeCrews(session)
     session.bind("crews", fake)
     yield fake
+    _verify(fake.script, request)
+
+
+@pytest.fixture
+def fake_tools(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Scripted tool results: ``fake_tools.on("search").reply("3 results")``."""
+    session = session_of(request)
+    _require("crewai", "fake_tools")
+    from pytest_flows.crewai.tools import FakeTools, install
+
+    fake = FakeTools(session)
+    with install(session, fake):
+        yield fake
     _verify(fake.script, request)
 
 

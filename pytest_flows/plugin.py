@@ -19,7 +19,14 @@ from pytest_flows._markers import marker_settings
 from pytest_flows._stash import CALL_RAISED_KEY, SESSION_KEY
 from pytest_flows.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows.coverage import plugin as flows_coverage
-from pytest_flows.fakes import conversation, fake_crews, fake_llm, flow_store, human  # noqa: F401
+from pytest_flows.fakes import (  # noqa: F401
+    conversation,
+    fake_crews,
+    fake_llm,
+    fake_tools,
+    flow_store,
+    human,
+)
 from pytest_flows.golden import pytest_wiring as flows_golden
 from pytest_flows.loop import DeterministicEventLoopPolicy
 
@@ -29,7 +36,7 @@ from pytest_flows.recording import llm_cassette  # noqa: F401
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset(
-    {"flows", "flow_store", "fake_llm", "fake_crews", "human", "conversation"}
+    {"flows", "flow_store", "fake_llm", "fake_crews", "fake_tools", "human", "conversation"}
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget")

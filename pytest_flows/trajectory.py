@@ -143,7 +143,8 @@ _MISSING: Any = object()
 
 
 def _is_tool_call(call: Any) -> bool:
-    return isinstance(call, ToolCall) or hasattr(call, "arguments")
+    caller = getattr(call, "caller", None)
+    return isinstance(call, ToolCall) or (isinstance(caller, Mapping) and "tool" in caller)
 
 
 def _field(call: Any, key: str, default: Any = None) -> Any:
@@ -154,6 +155,11 @@ def _field(call: Any, key: str, default: Any = None) -> Any:
             return dict(call.arguments)
         return call.arguments.get(key, default)
     caller = getattr(call, "caller", None)
+    if isinstance(caller, Mapping) and "tool" in caller:  # a fake_tools ledger line
+        if key == "name":
+            return caller["tool"]
+        if key == "arguments":
+            return dict(call.data.get("arguments") or {})
     if isinstance(caller, Mapping) and key in caller:
         return caller[key]
     return getattr(call, key, default)
@@ -172,6 +178,11 @@ def _describe_call(call: Any) -> str:
     if isinstance(call, ToolCall):
         args = ", ".join(f"{k}={short(v, 30)}" for k, v in call.arguments.items())
         return f"{call.name}({args})"
+    caller = getattr(call, "caller", None)
+    if isinstance(caller, Mapping) and "tool" in caller:
+        arguments = dict(call.data.get("arguments") or {})
+        args = ", ".join(f"{k}={short(v, 30)}" for k, v in arguments.items())
+        return f"{caller['tool']}({args})"
     describe: Callable[[], str] | None = getattr(
         getattr(call, "request", None), "describe_caller", None
     )

@@ -229,8 +229,10 @@ def check_patch_points() -> None:
     check_human_patch_points()
     check_store_patch_points()
     from pytest_flows.crewai.crews import check_crew_seams  # crews imports this module
+    from pytest_flows.crewai.tools import check_tool_seams
 
     check_crew_seams()
+    check_tool_seams()
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
