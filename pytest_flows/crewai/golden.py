@@ -154,7 +154,7 @@ class CrewAIGolden:
 
     # -- restore and resume -----------------------------------------------------------
     def replay(
-        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any]
+        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
     ) -> list[dict[str, Any]]:
         cls = _resolve(recorded["flow"])
         if cls is None:
@@ -189,7 +189,7 @@ class CrewAIGolden:
 
     # -- today's code -------------------------------------------------------------------
     def check(
-        self, session: FlowsSession, recorded: dict[str, Any], where: str
+        self, session: FlowsSession, recorded: dict[str, Any], where: str, today: Any
     ) -> list[GoldenBreak]:
         cls = _resolve(recorded["flow"])
         if cls is None:

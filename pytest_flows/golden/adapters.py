@@ -32,14 +32,18 @@ class GoldenAdapter(Protocol):
         """The framework part of a recorded run: what it persisted, its topology."""
 
     def replay(
-        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any]
+        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
     ) -> list[dict[str, Any]]:
-        """Restore each persisted record of ``recorded`` on today's code and resume it."""
+        """Restore each persisted record of ``recorded`` on ``today``'s code and resume it."""
 
     def check(
-        self, session: FlowsSession, recorded: dict[str, Any], where: str
+        self, session: FlowsSession, recorded: dict[str, Any], where: str, today: Any
     ) -> list[GoldenBreak]:
-        """codec, schema and topology breaks of ``recorded`` against today's code."""
+        """codec, schema and topology breaks of ``recorded`` against today's code.
+
+        ``today`` is the flow (or workflow) the test ran today in the same
+        position, or None.
+        """
 
 
 def adapter_named(framework: str) -> GoldenAdapter:

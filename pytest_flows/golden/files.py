@@ -13,7 +13,16 @@ import pytest
 from pytest_flows._secrets import MIN_SECRET_LENGTH, is_secret_env_name, is_secret_field_name
 from pytest_flows.errors import FlowsUsageError
 
-__all__ = ["FORMAT", "GOLDEN_DIR", "dump", "golden_path", "load", "scrub"]
+__all__ = [
+    "FORMAT",
+    "GOLDEN_DIR",
+    "dump",
+    "golden_path",
+    "load",
+    "scrub",
+    "secret_fields",
+    "secrets_in",
+]
 
 GOLDEN_DIR = "__goldens__"
 FORMAT = 1
@@ -68,6 +77,11 @@ def scrub(text: str) -> str:
     for name, value in _secret_values():
         text = text.replace(value, f"<secret:{name}>")
     return text
+
+
+def secrets_in(text: str) -> list[str]:
+    """Names of the secret environment variables whose values occur in ``text``."""
+    return sorted({name for name, value in _secret_values() if value in text})
 
 
 def secret_fields(value: Any, path: str = "") -> list[str]:

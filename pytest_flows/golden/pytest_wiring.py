@@ -69,8 +69,18 @@ class _GoldenHooks:
                     pytrace=False,
                 )
             _refuse_secret_fields(item, document)
+            text = files.dump(document)
+            leaked = files.secrets_in(text)
+            if leaked:
+                # Scrubbing would make the recording disagree with every later run.
+                pytest.fail(
+                    f"{item.nodeid}: refusing to write a golden file: what the runs persisted "
+                    f"or traced contains the value of ${', $'.join(leaked)}. Keep credentials "
+                    "out of flow state, inputs and outputs.",
+                    pytrace=False,
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(files.scrub(files.dump(document)), encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
             return result
         if not path.exists():
             pytest.fail(

@@ -40,6 +40,8 @@ class RunRecorder:
     def __init__(self, session: FlowsSession) -> None:
         self.session = session
         self.runs: list[dict[str, Any]] = []
+        #: the flow (crewai) or workflow (Agent Framework) of each run, in order
+        self.flows: list[Any] = []
         self.unsupported: list[str] = []
         self._seen: set[str] = set()
         self._undo: list[Callable[[], None]] = []
@@ -80,6 +82,7 @@ class RunRecorder:
         }
         entry.update(adapter.capture(self.session, run, kwargs, self._seen))
         self.runs.append(entry)
+        self.flows.append(run.flow)
 
 
 def _forget(session: Any, *names: str) -> None:
@@ -96,8 +99,8 @@ def replies_of(session: FlowsSession) -> list[Any]:
 
 def record_document(session: FlowsSession, recorder: RunRecorder) -> dict[str, Any]:
     replies = replies_of(session)
-    for entry in recorder.runs:
-        entry["resumes"] = adapter_named(entry["framework"]).replay(session, entry, replies)
+    for entry, flow in zip(recorder.runs, recorder.flows, strict=True):
+        entry["resumes"] = adapter_named(entry["framework"]).replay(session, entry, replies, flow)
     return {
         "format": FORMAT,
         "test": session.test_id,
@@ -125,10 +128,13 @@ def check_document(
     for n, recorded in enumerate(recorded_runs, start=1):
         where = f"run {n} ({recorded.get('flow', '?')})"
         adapter = adapter_named(recorded["framework"])
-        found = adapter.check(session, recorded, where)
-        if not found:
-            found = _resume_breaks(session, adapter, recorded, replies, where)
         today = today_runs[n - 1] if n - 1 < len(today_runs) else None
+        flow = recorder.flows[n - 1] if today is not None else None
+        if today is not None and today["framework"] != recorded["framework"]:
+            flow = None
+        found = adapter.check(session, recorded, where, flow)
+        if not found:
+            found = _resume_breaks(session, adapter, recorded, replies, where, flow)
         if today is not None and not any(b.kind != "behaviour" for b in found):
             found.extend(_run_breaks(recorded, today, where))
         breaks.extend(found)
@@ -136,10 +142,15 @@ def check_document(
 
 
 def _resume_breaks(
-    session: FlowsSession, adapter: Any, recorded: dict[str, Any], replies: list[Any], where: str
+    session: FlowsSession,
+    adapter: Any,
+    recorded: dict[str, Any],
+    replies: list[Any],
+    where: str,
+    flow: Any,
 ) -> list[GoldenBreak]:
     breaks: list[GoldenBreak] = []
-    today = adapter.replay(session, recorded, replies)
+    today = adapter.replay(session, recorded, replies, flow)
     for before, after in zip(recorded.get("resumes", []), today, strict=False):
         label = f"{where}, resumed from {before['from']}"
         if before["trace"] != after["trace"]:

@@ -237,3 +237,57 @@ def test_a_missing_golden_says_how_to_record_it(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines(
         ["*no golden recording at *test_ticket.json*--flows-golden-update*"]
     )
+
+
+def test_goldens_are_the_same_bytes_under_other_hash_seeds_and_xdist(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = golden_file(project).read_bytes()
+    monkeypatch.setenv("PYTHONHASHSEED", "987")
+    result = project.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "xdist", "-n", "2", "--flows-golden-update"
+    )
+    result.assert_outcomes(passed=1)
+    assert golden_file(project).read_bytes() == first
+    monkeypatch.setenv("PYTHONHASHSEED", "5")
+    project.runpytest_subprocess("-p", "no:randomly", "-p", "xdist", "-n", "2").assert_outcomes(
+        passed=1
+    )
+
+
+SECRET = "sk-golden-" + "0123456789abcdef"
+
+
+def test_a_secret_value_is_never_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.syspathinsert()
+    write_flow(pytester)
+    pytester.makepyfile(
+        test_ticket=f"""
+import pytest
+from ticket_flow import TicketFlow
+
+
+@pytest.mark.golden
+def test_ticket(flows, flow_store):
+    flows.run(TicketFlow, inputs={{"note": {SECRET!r}}})
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*refusing to write a golden file*$OPENAI_API_KEY*"])
+    # (the plugin's "pytest-flows trace" report section shows the run's inputs as is)
+    assert all(SECRET not in line for line in result.stdout.lines if "refusing" in line)
+    assert not golden_file(pytester).exists()
+
+
+def test_a_secret_named_state_field_is_never_written(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert()
+    write_flow(pytester, extra_field='api_key: str = "k-123"')
+    pytester.makepyfile(test_ticket=TEST)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*secret-named fields (state.api_key)*"])
+    assert not golden_file(pytester).exists()

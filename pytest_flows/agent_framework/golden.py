@@ -1,0 +1,176 @@
+"""Agent Framework's side of golden replay: checkpoints, graph signature, restores.
+
+A recorded run keeps every checkpoint it wrote (the JSON the file storage's
+codec produced) and the workflow's graph signature (executors and edge groups,
+as Agent Framework fingerprints them for restore). On today's workflow - the
+one the test ran - each checkpoint is decoded under today's allow-list
+(``codec``), the graph is compared with the stored one (``topology``: Agent
+Framework refuses such a restore with "graph has changed"), and each
+checkpoint is restored and run to the end (``behaviour``). Workflow state is
+an untyped dict, so there is no ``schema`` check here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
+
+from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.golden.breaks import GoldenBreak
+from pytest_flows.trace import render_value
+
+if TYPE_CHECKING:
+    from pytest_flows.run import FlowRun
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["ADAPTER", "AgentFrameworkGolden", "graph_lines"]
+
+
+def graph_lines(signature: dict[str, Any]) -> list[str]:
+    """A workflow's graph signature as sorted, diffable lines."""
+    lines = [f"start {signature.get('start_executor')}"]
+    for executor_id, kind in sorted(signature.get("executors", {}).items()):
+        shown = kind if isinstance(kind, str) else json.dumps(kind, sort_keys=True)
+        lines.append(f"executor {executor_id}: {shown}")
+    for group in signature.get("edge_groups", []):
+        for edge in group.get("edges", []):
+            condition = f" if {edge['condition']}" if edge.get("condition") else ""
+            lines.append(
+                f"edge {edge['source']} -> {edge['target']}{condition} ({group['group_type']})"
+            )
+    return sorted(lines)
+
+
+def _allowed(workflow: Any) -> frozenset[str] | None:
+    """Today's allow-list for ``workflow``'s checkpoints (None: a storage without a codec)."""
+    storage = patches.built_storage(workflow)
+    if isinstance(storage, FlowsCheckpointStorage):
+        return storage.allowed_types
+    if isinstance(storage, InMemoryCheckpointStorage):
+        return None
+    return patches.allowed_types_of(storage)
+
+
+def _decode(raw: str, allowed: frozenset[str] | None) -> WorkflowCheckpoint:
+    decoded = patches.decode_checkpoint_value(json.loads(raw), allowed_types=allowed)
+    return WorkflowCheckpoint.from_dict(decoded)
+
+
+def _raw_of(session: FlowsSession, workflow: Any, checkpoint_id: str) -> str | None:
+    store = session.bound("store")
+    if store is not None:
+        record = store.find_checkpoint(checkpoint_id)
+        if record is not None:
+            text: str = record.raw
+            return text
+    storage = patches.built_storage(workflow)
+    if isinstance(storage, FlowsCheckpointStorage):
+        return json.dumps(storage.raw(checkpoint_id), ensure_ascii=False)
+    if isinstance(storage, FileCheckpointStorage):
+        path = storage.storage_path / f"{checkpoint_id}.json"
+        return json.dumps(json.loads(path.read_text(encoding="utf-8")), ensure_ascii=False)
+    return None
+
+
+class AgentFrameworkGolden:
+    framework = "agent_framework"
+
+    def accepts(self, run: FlowRun) -> bool:
+        from agent_framework import Workflow
+
+        return isinstance(run.flow, Workflow)
+
+    def capture(
+        self, session: FlowsSession, run: FlowRun, kwargs: dict[str, Any], seen: set[str]
+    ) -> dict[str, Any]:
+        workflow = run.flow
+        checkpoints = []
+        for checkpoint_id in getattr(run, "checkpoints", []):
+            if checkpoint_id in seen:
+                continue
+            seen.add(checkpoint_id)
+            raw = _raw_of(session, workflow, checkpoint_id)
+            if raw is None:
+                raise pytest.UsageError(
+                    f"golden replay cannot read checkpoint {checkpoint_id} of workflow "
+                    f"{workflow.name!r}: build it with FlowsCheckpointStorage or "
+                    "FileCheckpointStorage, or request flow_store."
+                )
+            checkpoints.append({"id": checkpoint_id, "raw": raw})
+        return {
+            "flow": f"workflow {workflow.name or 'workflow'}",
+            "graph": graph_lines(workflow.graph_signature),
+            "graph_signature_hash": workflow.graph_signature_hash,
+            "checkpoints": checkpoints,
+        }
+
+    def replay(
+        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
+    ) -> list[dict[str, Any]]:
+        if today is None:
+            return []
+        allowed = _allowed(today)
+        results = []
+        for n, stored in enumerate(recorded.get("checkpoints", []), start=1):
+            storage = FlowsCheckpointStorage(allowed_types=allowed or (), rules="memory")
+            for earlier in recorded["checkpoints"][:n]:
+                asyncio.run(storage.save(_decode(earlier["raw"], allowed)))
+            mark = session.event_count()
+            try:
+                run = session.run(
+                    today,
+                    checkpoint_id=stored["id"],
+                    checkpoint_storage=storage,
+                    raise_on_error=False,
+                )
+                trace, output = run.trace.lines(), render_value(run.output)
+                if run.error is not None:
+                    output = f"error: {type(run.error).__name__}"
+            except pytest.fail.Exception as exc:  # a scripted fake ran out
+                trace, output = [], f"error: {type(exc).__name__}"
+            with session._events_lock:  # the replays are not part of the test's trace
+                del session._events[mark:]
+            results.append({"from": f"checkpoint {n}", "trace": trace, "output": output})
+        return results
+
+    def check(
+        self, session: FlowsSession, recorded: dict[str, Any], where: str, today: Any
+    ) -> list[GoldenBreak]:
+        if today is None:
+            return [GoldenBreak("topology", where, "today's test ran no workflow in its place")]
+        breaks: list[GoldenBreak] = []
+        allowed = _allowed(today)
+        for n, stored in enumerate(recorded.get("checkpoints", []), start=1):
+            try:
+                _decode(stored["raw"], allowed)
+            except Exception as exc:  # the restricted unpickler's refusal, a missing class
+                breaks.append(
+                    GoldenBreak(
+                        "codec",
+                        f"{where}, checkpoint {n}",
+                        "today's codec cannot decode it",
+                        f"{type(exc).__name__}: {exc}",
+                    )
+                )
+        if recorded.get("graph_signature_hash") != today.graph_signature_hash:
+            before, after = recorded.get("graph", []), graph_lines(today.graph_signature)
+            diff = [f"- {line}" for line in before if line not in after]
+            diff += [f"+ {line}" for line in after if line not in before]
+            breaks.append(
+                GoldenBreak(
+                    "topology",
+                    where,
+                    "the workflow's graph changed: Agent Framework refuses to restore its "
+                    "stored checkpoints ('graph has changed')",
+                    "\n".join(diff) or "(same executors and edges; their types changed)",
+                )
+            )
+        return breaks
+
+
+ADAPTER = AgentFrameworkGolden()

@@ -1,0 +1,154 @@
+"""Golden replay of Agent Framework workflows, in a test project: record, then change it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agent_framework")
+
+WORKFLOW = """
+from dataclasses import dataclass
+from typing import Never
+
+from agent_framework import (
+    Executor, FileCheckpointStorage, WorkflowBuilder, WorkflowContext, handler,
+)
+
+
+@dataclass
+class Draft:
+    text: str
+
+
+ALLOWED = {allowed}
+
+
+class Writer(Executor):
+    @handler
+    async def write(self, topic: str, ctx: WorkflowContext[str]) -> None:
+        ctx.set_state("draft", {state_value})
+        await ctx.send_message(topic)
+
+
+class Editor(Executor):
+    @handler
+    async def edit(self, text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(text.upper() + {suffix!r})
+
+
+class Logger(Executor):
+    @handler
+    async def log(self, text: str, ctx: WorkflowContext[Never, str]) -> None:
+        ctx.set_state("logged", text)
+
+
+def build(path):
+    storage = FileCheckpointStorage(path, allowed_checkpoint_types=ALLOWED)
+    writer, editor = Writer(id="writer"), Editor(id="editor")
+    builder = WorkflowBuilder(start_executor=writer, name="drafts", checkpoint_storage=storage)
+    builder = builder.add_edge(writer, editor)
+    {extra_edge}
+    return builder.build()
+"""
+
+TEST = """
+import pytest
+from drafts import build
+
+
+@pytest.mark.golden
+def test_drafts(flows, flow_store, tmp_path):
+    run = flows.run(build(tmp_path), "hello")
+    assert not run.failed
+"""
+
+
+def write_workflow(
+    pytester: pytest.Pytester,
+    *,
+    allowed: str = "['drafts:Draft']",
+    state_value: str = "Draft(topic)",
+    suffix: str = "!",
+    extra_edge: str = "",
+) -> None:
+    source = WORKFLOW.format(
+        allowed=allowed, state_value=state_value, suffix=suffix, extra_edge=extra_edge
+    )
+    pytester.makepyfile(drafts=textwrap.dedent(source))
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.syspathinsert()
+    write_workflow(pytester)
+    pytester.makepyfile(test_drafts=TEST)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+    result.assert_outcomes(passed=1)
+    return pytester
+
+
+def golden_file(pytester: pytest.Pytester) -> Path:
+    return pytester.path / "__goldens__" / "test_drafts" / "test_drafts.json"
+
+
+def run_check(pytester: pytest.Pytester) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "no:randomly")
+
+
+def test_the_recording_holds_checkpoints_graph_and_restores(project: pytest.Pytester) -> None:
+    (run,) = json.loads(golden_file(project).read_text(encoding="utf-8"))["runs"]
+    assert run["framework"] == "agent_framework"
+    assert "edge writer -> editor (SingleEdgeGroup)" in run["graph"]
+    assert len(run["checkpoints"]) >= 2
+    assert any("drafts:Draft" in c["raw"] or "Draft" in c["raw"] for c in run["checkpoints"])
+    assert [r["from"] for r in run["resumes"]] == [
+        f"checkpoint {n}" for n in range(1, len(run["checkpoints"]) + 1)
+    ]
+    assert run["output"] == "'HELLO!'"
+
+
+def test_an_unchanged_workflow_passes(project: pytest.Pytester) -> None:
+    run_check(project).assert_outcomes(passed=1)
+
+
+def test_a_changed_output_is_behaviour(project: pytest.Pytester) -> None:
+    write_workflow(project, suffix="?")
+    result = run_check(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*break(s) (behaviour)*", "*[[]behaviour[]] run 1 (workflow drafts)*", "*HELLO?*"]
+    )
+    assert "[topology]" not in result.stdout.str()
+
+
+def test_an_added_executor_and_edge_is_topology(project: pytest.Pytester) -> None:
+    write_workflow(project, extra_edge="builder = builder.add_edge(writer, Logger(id='logger'))")
+    result = run_check(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*break(s) (topology)*",
+            "*[[]topology[]] run 1 (workflow drafts): the workflow's graph changed*",
+            "*+ edge writer -> logger (SingleEdgeGroup)",
+            "*+ executor logger: drafts.Logger",
+        ]
+    )
+
+
+def test_a_type_removed_from_the_allow_list_is_codec(project: pytest.Pytester) -> None:
+    # today's code keeps a dict in state, and no longer allows Draft: old checkpoints hold one
+    write_workflow(project, allowed="[]", state_value="{'text': topic}")
+    result = run_check(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*break(s) (codec)*",
+            "*[[]codec[]] run 1 (workflow drafts), checkpoint * today's codec cannot decode it",
+            "*drafts:Draft*",
+            "*keep the old types importable and allowed*",
+        ]
+    )
