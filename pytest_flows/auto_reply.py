@@ -12,11 +12,13 @@ branches, and the same seed always takes the same one.
 Framework-neutral: fakes put the offered tools' JSON schemas in
 ``request.data["tool_schemas"]`` (name -> parameters schema) and the
 conversation so far in ``request.messages`` (OpenAI-style dicts: assistant
-``tool_calls`` and ``role: tool`` results tell which tools already ran).
+``tool_calls``, ``role: tool`` results and, in a text (ReAct) loop, the
+assistant's ``Action:`` lines tell which tools already ran).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,7 +94,14 @@ def tools_called(messages: list[Any]) -> set[str]:
                 called.add(str(name))
         if message.get("role") == "tool" and message.get("name"):
             called.add(str(message["name"]))
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, str):
+            called.update(name.strip() for name in _REACT_ACTION.findall(content))
     return called
+
+
+# A text (ReAct) tool loop's earlier turns: "Action: search" lines.
+_REACT_ACTION = re.compile(r"^Action:\s*(.+)$", re.MULTILINE)
 
 
 def _model_schema(model: Any) -> dict[str, Any] | None:

@@ -113,6 +113,17 @@ class FakeLLM(BaseLLM):
             where=where,
         )
 
+    def text_tools(self, model: str | None = None) -> FakeLLM:
+        """Answer like a model without native function calling (all, or ``model`` only).
+
+        crewai's agents then run their text (ReAct) loop: a scripted
+        ``call_tool(...)`` becomes ``Action:`` / ``Action Input:`` text that
+        crewai parses, the real tool runs and its ``Observation:`` comes
+        back; a text reply becomes the ``Final Answer:``.
+        """
+        self._require_core().use_text_tools(model)
+        return self
+
     def auto(self, seed: int = 0) -> FakeLLM:
         """Answer every unmatched call with a schema-valid reply (see :meth:`LLMScript.auto`)."""
         self._require_core().api.auto(seed)
@@ -205,7 +216,8 @@ class FakeLLM(BaseLLM):
         return await self._require_core().acall(call)
 
     def supports_function_calling(self) -> bool:
-        return True
+        core: _Core | None = self._core
+        return core is None or core.native_tools(self.model)
 
     def supports_stop_words(self) -> bool:
         # Stop words would cut scripted text (crewai's ReAct stops at "Observation:").
@@ -276,8 +288,14 @@ class _Call:
             data["outcomes"] = self.extras["outcomes"]
         if self.extras.get("feedback") is not None:
             data["feedback"] = self.extras["feedback"]
+        tools = shapes.tool_names(self.tools)
         if self.tools:
             data["tool_schemas"] = shapes.tool_schemas(self.tools)
+        elif self.from_agent is not None:
+            react = shapes.react_tools(messages)
+            if react is not None:  # crewai's text tool loop: the tools are in the prompt
+                tools, data["react"] = list(react), True
+                data["tool_schemas"] = shapes.react_tool_schemas(messages)
         prompt = shapes.last_user_text(messages)
         if self.purpose == "router":
             # The router sends its context as JSON; what was asked is the user's message.
@@ -290,7 +308,7 @@ class _Call:
             caller=dict(self.caller),
             prompt=prompt,
             messages=messages,
-            tools=shapes.tool_names(self.tools),
+            tools=tools,
             response_model=self.response_model,
             purpose=self.purpose,
             data=data,
@@ -304,6 +322,13 @@ class _Core:
         self.api = api
         self.session = session
         self._handles: dict[str, FakeLLM] = {}
+        self._text_tools: set[str | None] = set()  # models (None: all) without function calling
+
+    def native_tools(self, model: str) -> bool:
+        return None not in self._text_tools and model not in self._text_tools
+
+    def use_text_tools(self, model: str | None) -> None:
+        self._text_tools.add(model)
 
     def handle(self, model: str) -> FakeLLM:
         handle = self._handles.get(model)
@@ -421,7 +446,14 @@ class _Core:
         request = exchange.request
         if isinstance(value, ToolCall) or shapes.is_tool_call_list(value):
             calls = [value] if isinstance(value, ToolCall) else list(value)
-            return self._tool_calls(call, exchange, calls)
+            if request.data.get("react"):
+                self._check_offered(call, exchange, calls)
+                request.data["tool_calls"] = list(calls)
+                value = shapes.react_action(calls, exchange.entry.label if exchange.entry else "")
+            else:
+                return self._tool_calls(call, exchange, calls)
+        elif request.data.get("react") and isinstance(value, str):
+            value = shapes.react_final(value)
         streamed = isinstance(value, Stream)
         if streamed:
             value = value.text
@@ -457,9 +489,8 @@ class _Core:
         self._record(call, request, tuple(summary))
         return result
 
-    def _tool_calls(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> Any:
+    def _check_offered(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> None:
         request = exchange.request
-        request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
         offered = request.tools or sorted(call.available_functions or {})
         for tool in calls:
             if tool.name not in offered:
@@ -474,6 +505,11 @@ class _Core:
                     f"{tool.name!r}, but {where}. "
                     f"Fix the name in {exchange.entry.label if exchange.entry else 'the script'}."
                 )
+
+    def _tool_calls(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> Any:
+        request = exchange.request
+        request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
+        self._check_offered(call, exchange, calls)
         wire = [
             {
                 "id": tool.id or f"call_{request.number}_{i}",

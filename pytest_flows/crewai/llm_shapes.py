@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from pytest_flows.llm_script import placeholder
 from pytest_flows.replies import ToolCall
-from pytest_flows.script import Request, ScriptReplyError
+from pytest_flows.script import Request, ScriptError, ScriptReplyError
 from pytest_flows.trace import render_value
 
 
@@ -140,3 +141,52 @@ def router_context(text: str) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+# crewai's text tool loop (translations/en.json "tools"): the offered tools'
+# names, and one "Tool Name: ...\nTool Arguments: {json schema}" block each.
+_REACT_NAMES = re.compile(r"Action: the action to take, only one name of \[(.*?)\]")
+_REACT_TOOL = re.compile(r"Tool Name: (.+?)\nTool Arguments: (.*?)\nTool Description:", re.DOTALL)
+
+
+def react_tools(messages: Any) -> list[str] | None:
+    """The tools a crewai text (ReAct) prompt offers, or None if it is no such prompt."""
+    found = _REACT_NAMES.search(all_text(messages))
+    if found is None:
+        return None
+    return [name.strip() for name in found.group(1).split(",") if name.strip()]
+
+
+def react_tool_schemas(messages: Any) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    for name, arguments in _REACT_TOOL.findall(all_text(messages)):
+        try:
+            schema = json.loads(arguments)
+        except ValueError:
+            continue
+        if isinstance(schema, dict):
+            schemas[name.strip()] = schema
+    return schemas
+
+
+def react_action(calls: list[ToolCall], label: str) -> str:
+    """A scripted tool call as the text crewai's ReAct parser reads."""
+    if len(calls) != 1:
+        raise ScriptError(
+            f"pytest-flows: {label} calls {len(calls)} tools in one reply, but this agent's "
+            "LLM uses crewai's text tool loop, which takes one Action a turn. Script one "
+            "call_tool(...) per reply."
+        )
+    tool = calls[0]
+    return (
+        f"Thought: I should use the {tool.name} tool.\n"
+        f"Action: {tool.name}\n"
+        f"Action Input: {json.dumps(dict(tool.arguments))}"
+    )
+
+
+def react_final(text: str) -> str:
+    """A scripted text reply as the ReAct loop's final answer (unless it already is one)."""
+    if "Final Answer:" in text or re.search(r"^Action:", text, re.MULTILINE):
+        return text
+    return f"Thought: I now know the final answer\nFinal Answer: {text}"

@@ -451,3 +451,64 @@ def test_the_most_specific_rule_answers_whatever_the_order_written(
     fake_llm.on(method="research").reply("method only", times=ALWAYS, optional=True)
     fake_llm.on(method="research", agent="Researcher").reply("method and agent")
     assert flows.run(YamlRoleFlow).output == "method and agent"
+
+
+class ReactFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def research(self) -> str:
+        # A model crewai drives with its text loop (Thought / Action / Action Input).
+        agent = Agent(
+            role="Researcher",
+            goal="Find sources",
+            backstory="Careful.",
+            llm="ollama/llama2",
+            tools=[search, fetch],
+        )
+        return str(agent.kickoff("Research AI agents").raw)
+
+
+def test_a_react_agents_scripted_tool_call_runs_the_real_tool(flows: Any, fake_llm: Any) -> None:
+    fake_llm.text_tools()
+    fake_llm.on(agent="Researcher").reply(
+        call_tool("search", query="AI agents"),
+        call_tool("fetch", url="https://example.org/a"),
+        "Agents plan, act and observe.",
+    )
+
+    run = flows.run(ReactFlow)
+
+    assert run.output == "Agents plan, act and observe."
+    assert TOOL_LOG == [("search", "AI agents"), ("fetch", "https://example.org/a")]
+    first, second, third = fake_llm.calls
+    assert first.tools == ["search", "fetch"]  # read from crewai's ReAct prompt
+    assert second.messages[-2]["content"].endswith(
+        'Action: search\nAction Input: {"query": "AI agents"}\nObservation: 3 results for AI agents'
+    )
+    assert "Observation: <html>https://example.org/a</html>" in third.messages[-2]["content"]
+    assert fake_llm.tool_calls.match(["search", "fetch"])
+    assert [e.name for e in run.trace.of_kind("tool.used")] == ["search", "fetch"]
+
+
+def test_a_react_call_to_a_tool_the_agent_lacks_says_which_it_has(
+    flows: Any, fake_llm: Any
+) -> None:
+    fake_llm.text_tools("ollama/llama2")
+    fake_llm.reply(call_tool("delete_everything"))
+    with pytest.raises(ScriptReplyError, match="it offered: search, fetch"):
+        flows.run(ReactFlow)
+
+
+def test_auto_drives_a_react_agent_through_each_tool(flows: Any, fake_llm: Any) -> None:
+    fake_llm.text_tools()
+    fake_llm.auto()
+    assert flows.run(ReactFlow).output == "auto reply"
+    assert TOOL_LOG == [("search", "query"), ("fetch", "url")]
+
+
+def test_native_agents_keep_function_calling_when_one_model_uses_text_tools(
+    flows: Any, fake_llm: Any
+) -> None:
+    fake_llm.text_tools("ollama/llama2")
+    fake_llm.on(agent="Researcher").reply(call_tool("search", query="x"), "done")
+    assert flows.run(ResearchFlow).output == "done"  # gpt-4o: native tool calls
+    assert fake_llm.calls[1].messages[-1]["role"] == "tool"
