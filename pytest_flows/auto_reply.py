@@ -10,8 +10,9 @@ among enum members, outcomes and routes, so two seeds can take different
 branches, and the same seed always takes the same one.
 
 Framework-neutral: fakes put the offered tools' JSON schemas in
-``request.data["tool_schemas"]`` (name -> parameters schema) and the
-conversation so far in ``request.messages`` (OpenAI-style dicts: assistant
+``request.data["tool_schemas"]`` (name -> parameters schema), the names of
+tools already called in ``request.data["tools_called"]`` if their messages are
+not dicts, and the conversation so far in ``request.messages`` (OpenAI-style dicts: assistant
 ``tool_calls``, ``role: tool`` results and, in a text (ReAct) loop, the
 assistant's ``Action:`` lines tell which tools already ran).
 """
@@ -62,7 +63,7 @@ class AutoReply:
         self.seed = seed
 
     def __call__(self, request: Request) -> Any:
-        called = tools_called(request.messages)
+        called = tools_called(request.messages) | set(request.data.get("tools_called") or ())
         schemas: Mapping[str, Any] = request.data.get("tool_schemas") or {}
         for name in request.tools:
             if name not in called:

@@ -45,6 +45,7 @@ from agent_framework import (
 )
 from pydantic import BaseModel
 
+from pytest_flows import usage
 from pytest_flows.agent_framework import patches
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.trace import TraceEvent, render_value
@@ -158,8 +159,34 @@ def _request(client: Any, messages: Sequence[Message], options: Mapping[str, Any
         messages=list(messages),
         tools=_tool_names(options),
         response_model=options.get("response_format"),
-        data={"client": client, "options": dict(options)},
+        data={
+            "client": client,
+            "options": dict(options),
+            # For fake_llm.auto(): argument schemas, and which tools already ran.
+            "tool_schemas": _tool_schemas(options),
+            "tools_called": _tools_called(messages),
+        },
     )
+
+
+def _tool_schemas(options: Mapping[str, Any]) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    for tool in options.get("tools") or ():
+        name = getattr(tool, "name", None)
+        parameters = getattr(tool, "parameters", None)
+        if name and callable(parameters):
+            with contextlib.suppress(Exception):  # a tool without a schema gets {}
+                schemas[str(name)] = parameters()
+    return schemas
+
+
+def _tools_called(messages: Sequence[Message]) -> list[str]:
+    return [
+        str(content.name)
+        for message in messages
+        for content in getattr(message, "contents", None) or ()
+        if getattr(content, "type", None) == "function_call" and getattr(content, "name", None)
+    ]
 
 
 def answer(
@@ -168,9 +195,18 @@ def answer(
     """Take the next scripted reply for this model call and shape it for Agent Framework."""
     script = _script_of(fake)
     request = _request(client, messages, options)
+    method = str(request.caller.get("method", ""))
+    usage.note(method, llm_calls=1)
     exchange = script.take(request)  # UnscriptedRequest (a BaseException) if none fits
     entry_options = getattr(exchange.entry, "options", {}) or {}
     latency = float(entry_options.get("latency") or 0.0)
+    scripted_usage = entry_options.get("usage") or {}
+    usage.note(
+        method,
+        virtual_seconds=latency,
+        tokens=int(scripted_usage.get("prompt_tokens", 0))
+        + int(scripted_usage.get("completion_tokens", 0)),
+    )
     response_format = options.get("response_format")
     number = request.number
 
@@ -181,6 +217,9 @@ def answer(
             _record(request, (("error", render_value(f"{type(exc).__name__}: {exc}")),))
             raise
         _check_tools(value, exchange)
+        calls = _tool_calls(value)
+        if calls is not None:
+            request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
         exchange.reply = value
         _record(request, _outcome(value))
         return value
