@@ -21,13 +21,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "1800"))  # seconds, per pytest run
 BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
 
 
 def timed(args: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run([*BASE, *args], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([*BASE, *args], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
     wall = time.perf_counter() - start
+    summary = done.stdout.strip().splitlines()[-1:] or ["?"]
+    print(f"  {wall:7.2f} s  pytest {' '.join(args)}: {summary[0]}", flush=True)
     if done.returncode not in (0, 1):  # 1: a failing test is still a measured run
         sys.exit(f"pytest {' '.join(args)} exited {done.returncode}:\n{done.stdout[-3000:]}")
     return wall, done.stdout
