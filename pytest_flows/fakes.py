@@ -10,6 +10,7 @@ pay for neither a framework nor pydantic.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -93,11 +94,24 @@ def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
 def fake_tools(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted tool results: ``fake_tools.on("search").reply("3 results")``."""
     session = session_of(request)
-    _require("crewai", "fake_tools")
-    from pytest_flows.crewai.tools import FakeTools, install
+    agent_framework = importlib.util.find_spec("agent_framework") is not None
+    # As fake_llm: an Agent Framework test need not import crewai (seconds).
+    crewai = "crewai" in sys.modules or not agent_framework
+    if crewai:
+        _require("crewai", "fake_tools")
+    from pytest_flows.tool_script import FakeTools
 
     fake = FakeTools(session)
-    with install(session, fake):
+    with contextlib.ExitStack() as stack:
+        # crewai's tools and Agent Framework's function tools alike.
+        if crewai:
+            from pytest_flows.crewai.tools import install
+
+            stack.enter_context(install(session, fake))
+        if agent_framework:
+            from pytest_flows.agent_framework.tools import install as install_af
+
+            stack.enter_context(install_af(fake))
         yield fake
     _verify(fake.script, request)
 

@@ -492,3 +492,6 @@ def check_patch_points() -> None:
             "pytest-flows' agent_framework patch points moved (agent-framework-core upgrade?): "
             + "; ".join(problems)
         )
+    from pytest_flows.agent_framework.tools import check_tool_seams  # tools imports this module
+
+    check_tool_seams()

@@ -56,3 +56,46 @@ def test_a_budget_fails_an_agent_that_calls_the_model_too_often(flows, fake_llm)
     fake_llm.on(agent="weather").reply(call_tool("get_weather", city="Oslo"), "Sunny.")
     with pytest.raises(BudgetExceeded, match="the run used llm_calls=2, over its budget of 1"):
         flows.run(wf.build_weather(FlowsChatClient()), "Weather?", budget={"llm_calls": 1})
+
+
+def test_fake_tools_scripts_a_function_tools_result(flows, fake_llm, fake_tools):
+    fake_tools.on("get_weather").reply("snow, -3C in Oslo", latency=5)
+    fake_llm.on(agent="weather").reply(call_tool("get_weather", city="Oslo"), "Snow.")
+
+    run = flows.run(wf.build_weather(FlowsChatClient()), "Weather in Oslo?")
+
+    assert run.outputs == ["[weather] Snow."]
+    assert wf.WEATHER_CALLS == []  # the real function did not run
+    results = [
+        c.result
+        for m in fake_llm.calls[1].messages
+        for c in m.contents
+        if c.type == "function_result"
+    ]
+    assert results == ["snow, -3C in Oslo"]  # parsed into Content by Agent Framework
+    assert fake_tools.calls[0].caller == {
+        "tool": "get_weather",
+        "flow": "weather-report",
+        "method": "weather",
+    }
+    assert flows.clock.monotonic() == 5.0
+
+
+def test_fake_tools_injects_a_function_tool_failure(flows, fake_llm, fake_tools):
+    fake_tools.on("get_weather").error(TimeoutError("weather API timed out"))
+    fake_llm.on(agent="weather").reply(call_tool("get_weather", city="Oslo"), "No weather today.")
+
+    run = flows.run(wf.build_weather(FlowsChatClient()), "Weather in Oslo?")
+
+    assert run.outputs == ["[weather] No weather today."]
+    results = [
+        c for m in fake_llm.calls[1].messages for c in m.contents if c.type == "function_result"
+    ]
+    assert results and results[0].exception is not None
+
+
+def test_unscripted_function_tools_run_for_real(flows, fake_llm, fake_tools):
+    fake_llm.on(agent="weather").reply(call_tool("get_weather", city="Oslo"), "Sunny.")
+    flows.run(wf.build_weather(FlowsChatClient()), "Weather in Oslo?")
+    assert wf.WEATHER_CALLS == ["Oslo"]
+    assert fake_tools.calls.match([{"name": "get_weather", "arguments": {"city": "Oslo"}}])

@@ -1,0 +1,70 @@
+"""``fake_tools`` for Agent Framework: function tools answered by the test's script.
+
+While bound, the body of every ``FunctionTool`` (``FunctionTool._invoke_function``:
+the call of your function) asks the script
+(:class:`~pytest_flows.tool_script.FakeTools`) first. Agent Framework's own
+path around it still runs: argument parsing and schema checks, invocation
+limits, function middleware, telemetry, and parsing the result into
+``Content`` for the model.
+
+Request keys: ``caller`` has ``tool``, ``flow`` (the workflow's name) and
+``method`` (the executor id) when a workflow runs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agent_framework import FunctionTool
+
+from pytest_flows.agent_framework import patches
+from pytest_flows.tool_script import FakeTools
+
+__all__ = ["check_tool_seams", "install"]
+
+
+def _where() -> dict[str, Any]:
+    from pytest_flows.agent_framework.chat import current_workflow
+
+    caller: dict[str, Any] = {}
+    workflow = current_workflow.get()
+    if workflow is not None:
+        caller["flow"] = workflow.name or "workflow"
+    target = getattr(patches.current_invocation(), "target", None)
+    if target is not None:
+        caller["method"] = target
+    return caller
+
+
+@contextlib.contextmanager
+def install(fake: FakeTools) -> Iterator[None]:
+    """Bind ``fake`` for one test: every function tool's body asks its script first."""
+    original = FunctionTool.__dict__["_invoke_function"]
+
+    async def _invoke_function(self: Any, call_kwargs: Mapping[str, Any]) -> Any:
+        async def real() -> Any:
+            return await original(self, call_kwargs)
+
+        return await fake.acall(self, (), dict(call_kwargs), real, _where())
+
+    setattr(FunctionTool, "_invoke_function", _invoke_function)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(FunctionTool, "_invoke_function", original)  # noqa: B010
+
+
+def check_tool_seams() -> None:
+    """Raise AssertionError if ``FunctionTool.invoke`` no longer runs the body through
+    ``_invoke_function(call_kwargs)``."""
+    params = list(inspect.signature(FunctionTool._invoke_function).parameters)
+    if params != ["self", "call_kwargs"] or "self._invoke_function(" not in inspect.getsource(
+        FunctionTool.invoke
+    ):
+        raise AssertionError(
+            "pytest-flows' agent_framework tool seam moved (agent-framework upgrade?): "
+            f"FunctionTool._invoke_function{params} is no longer what invoke() calls"
+        )
