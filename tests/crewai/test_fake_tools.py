@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crewai import Agent
+from crewai import Agent, Crew, Task
 from crewai.events.event_bus import crewai_event_bus
 from crewai.events.types.tool_usage_events import ToolUsageFinishedEvent
 from crewai.flow.flow import Flow, listen, start
@@ -181,3 +181,29 @@ def test_an_unused_scripted_result_fails_the_test(pytester: pytest.Pytester) -> 
 def test_tool_bodies_are_restored_after_the_test() -> None:
     assert not getattr(WeatherTool.__dict__["_run"], "__pytest_flows_fake__", False)
     assert search.run(query="x") == "real results for x"
+
+
+def cached_crew() -> Crew:
+    analyst = Agent(
+        role="Researcher", goal="Find", backstory="Careful.", llm="gpt-4o", tools=[search]
+    )
+    task = Task(description="Research", expected_output="notes", agent=analyst)
+    return Crew(name="cached", agents=[analyst], tasks=[task], cache=True)
+
+
+class CachedCrewFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def research(self) -> str:
+        return str(cached_crew().kickoff().raw)
+
+
+def test_a_scripted_result_is_cached_by_crewai_like_a_real_one(
+    flows: Any, fake_llm: Any, fake_tools: Any
+) -> None:
+    fake_tools.on("search").reply("3 scripted results")  # once: the repeat comes from the cache
+    fake_llm.on(agent="Researcher").reply(
+        call_tool("search", query="AI"), call_tool("search", query="AI"), "done"
+    )
+    assert flows.run(CachedCrewFlow).output == "done"
+    assert len(fake_tools.calls) == 1
+    assert fake_llm.calls[2].messages[-1]["content"] == "3 scripted results"
