@@ -140,3 +140,17 @@ def test_a_run_budget_overrides_the_markers_key_by_key(flows: Any, fake_llm: Any
 def test_a_bad_budget_is_a_usage_error(flows: Any, budget: Any, message: str) -> None:
     with pytest.raises(FlowsUsageError, match=message):
         flows.run(ToolAgentFlow, budget=budget)
+
+
+@pytest.mark.asyncio
+async def test_arun_takes_a_budget_too(flows: Any, fake_llm: Any) -> None:
+    fake_llm.on(method="route").reply("not yet", "done")
+    run = await flows.arun(RouterLoopFlow, budget={"llm_calls": 1}, raise_on_error=False)
+    assert isinstance(run.error, BudgetExceeded)
+    assert run.usage.by_method["route"].llm_calls == 2
+
+
+def test_a_run_that_fails_on_its_own_keeps_its_own_error(flows: Any, fake_llm: Any) -> None:
+    fake_llm.on(method="route").reply(ValueError("provider down"), "x", optional=True)
+    run = flows.run(RouterLoopFlow, budget={"llm_calls": 0}, raise_on_error=False)
+    assert isinstance(run.error, ValueError)
