@@ -26,7 +26,7 @@ from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.thread_context import threads_inherit_context
 from pytest_flows.trace import Trace, TraceEvent
-from pytest_flows.usage import collecting, merged_budget, within_budget
+from pytest_flows.usage import collecting, enforced, merged_budget, within_budget
 
 __all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
 
@@ -196,7 +196,7 @@ class FlowsSession:
         """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
         self._require_open()
         _check_raise_on_error(raise_on_error, "arun")
-        limits = merged_budget(self.budget, budget)
+        limits = enforced(merged_budget(self.budget, budget))
         adapter = self.adapter_for(target)
         running = asyncio.get_running_loop()
         if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
@@ -231,7 +231,7 @@ class FlowsSession:
         """
         self._require_open()
         _check_raise_on_error(raise_on_error, "run")
-        limits = merged_budget(self.budget, budget)
+        limits = enforced(merged_budget(self.budget, budget))
         adapter = self.adapter_for(target)
         try:
             asyncio.get_running_loop()

@@ -16,7 +16,10 @@ A budget (``flows.run(F, budget={...})`` or ``@pytest.mark.flows(budget=
 "tool_calls": 4, "virtual_seconds": 600}``) and, under ``by_method``, single
 methods (``{"by_method": {"route": {"llm_calls": 3}}}``). A run over budget
 fails with :class:`BudgetExceeded`, naming the key, the limit and each
-method's figures.
+method's figures: LLM calls, tokens and latency at the fake call that goes
+over (so a runaway loop stops there), tool calls and the run's own virtual
+time when the run ends. Like a script error, it fails the test even with
+``raise_on_error=False``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
@@ -77,11 +80,25 @@ def _number(value: float) -> str:
 
 
 class _Collector:
-    def __init__(self, clock: _Clock | None) -> None:
+    def __init__(self, clock: _Clock | None, budget: Mapping[str, Any]) -> None:
         self.usage = Usage()
         self.clock = clock
+        self.budget = budget
         self.started = clock.monotonic() if clock is not None else 0.0
         self.lock = threading.Lock()
+
+    def over_budget(self, keys: Iterable[str]) -> BudgetExceeded | None:
+        """The run so far against its budget's ``keys`` (a runaway loop stops at the limit)."""
+        if not self.budget:
+            return None
+        with self.lock:
+            now = Usage(
+                **{key: getattr(self.usage, key) for key in BUDGET_KEYS},
+                by_method={k: MethodUsage(**vars(v)) for k, v in self.usage.by_method.items()},
+            )
+        if self.clock is not None:
+            now.virtual_seconds = self.clock.monotonic() - self.started
+        return check_budget(now, self.budget, keys)
 
     def add(self, method: str, counts: Mapping[str, float]) -> None:
         with self.lock:
@@ -106,12 +123,22 @@ class _Collector:
 _collectors: contextvars.ContextVar[tuple[_Collector, ...]] = contextvars.ContextVar(
     "pytest_flows_usage", default=()
 )
+# The budget of the run this context is about to start (flows.run sets it).
+_next_budget: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "pytest_flows_budget", default=None
+)
+
+
+def enforced(budget: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``budget`` for the run this context starts next (checked as the fakes report)."""
+    _next_budget.set(budget)
+    return budget
 
 
 @contextlib.contextmanager
 def collecting(clock: _Clock | None = None) -> Iterator[_Collector]:
     """Collect what is used in this context (and the tasks and threads it starts)."""
-    collector = _Collector(clock)
+    collector = _Collector(clock, _next_budget.get() or {})
     token = _collectors.set((*_collectors.get(), collector))
     try:
         yield collector
@@ -126,8 +153,15 @@ def note(
     tokens: int = 0,
     tool_calls: int = 0,
     virtual_seconds: float = 0.0,
+    enforce: bool = True,
 ) -> None:
-    """A fake used something on behalf of ``method`` (a no-op outside any run)."""
+    """A fake used something on behalf of ``method`` (a no-op outside any run).
+
+    With ``enforce``, a run now over its budget on what this call counts fails
+    here, in the fake's call, so a runaway loop stops at the limit; callers
+    that cannot fail (event handlers) pass False and leave it to the check
+    after the run.
+    """
     collectors = _collectors.get()
     if not collectors:
         return
@@ -143,6 +177,11 @@ def note(
     }
     for collector in collectors:
         collector.add(method, counts)
+    if enforce:
+        for collector in collectors:
+            error = collector.over_budget(counts)
+            if error is not None:
+                raise error
 
 
 class BudgetExceeded(ScriptError):
@@ -190,26 +229,34 @@ def merged_budget(marked: Any, given: Any) -> dict[str, Any]:
     return merged
 
 
-def check_budget(usage: Usage, budget: Mapping[str, Any]) -> BudgetExceeded | None:
-    """The first limit ``usage`` exceeds, as an error to fail the run with (or None)."""
-    for key in BUDGET_KEYS:
+def check_budget(
+    usage: Usage, budget: Mapping[str, Any], keys: Iterable[str] = BUDGET_KEYS
+) -> BudgetExceeded | None:
+    """The first limit on ``keys`` that ``usage`` exceeds, as an error to fail the run
+    with (or None)."""
+    keys = [key for key in BUDGET_KEYS if key in set(keys)]
+    for key in keys:
         if key in budget and getattr(usage, key) > budget[key]:
             return _exceeded(usage, key, budget[key], None)
     for method, limits in (budget.get("by_method") or {}).items():
         figures = usage.by_method.get(method, MethodUsage())
-        for key in BUDGET_KEYS:
+        for key in keys:
             if key in limits and getattr(figures, key) > limits[key]:
                 return _exceeded(usage, key, limits[key], method)
     return None
 
 
 def within_budget(run: Any, budget: Mapping[str, Any]) -> Any:
-    """``run`` (a FlowRun), failed with :class:`BudgetExceeded` if it went over ``budget``.
+    """``run`` (a FlowRun); raise :class:`BudgetExceeded` if it went over ``budget``.
 
-    A run that failed on its own keeps its own error: that is the news.
+    Like a script error, an exceeded budget fails the test whatever
+    ``raise_on_error`` says. A run that failed on its own keeps its own error:
+    that is the news.
     """
     if budget and run.error is None:
-        run.error = check_budget(run.usage, budget)
+        error = check_budget(run.usage, budget)
+        if error is not None:
+            raise error
     return run
 
 

@@ -60,7 +60,7 @@ def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
     def sink(source: Any, event: Any) -> None:
         if isinstance(event, ToolUsageFinishedEvent | ToolUsageErrorEvent):
             method = (_user_method.get() or ("", "-"))[1]
-            usage.note(method, tool_calls=1)
+            usage.note(method, tool_calls=1, enforce=False)  # crewai's bus would log it away
             fields = [("method", method)]
             if event.agent_role:
                 fields.append(("agent", str(event.agent_role)))

@@ -54,6 +54,7 @@ def test_usage_counts_calls_tokens_and_latency_by_executor(flows, fake_llm):
 
 def test_a_budget_fails_an_agent_that_calls_the_model_too_often(flows, fake_llm):
     fake_llm.on(agent="weather").reply(call_tool("get_weather", city="Oslo"), "Sunny.")
+    fake_llm.allow_unused()  # the second call fails its budget before it takes a reply
     with pytest.raises(BudgetExceeded, match="the run used llm_calls=2, over its budget of 1"):
         flows.run(wf.build_weather(FlowsChatClient()), "Weather?", budget={"llm_calls": 1})
 

@@ -11,6 +11,7 @@ from crewai.tools import tool
 
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.replies import call_tool
+from pytest_flows.script import ALWAYS
 from pytest_flows.usage import BudgetExceeded, MethodUsage
 
 
@@ -76,27 +77,29 @@ def test_usage_counts_llm_calls_tokens_tool_calls_and_latency_by_method(
 def test_a_runaway_router_loop_fails_its_budget_naming_the_key_and_method(
     flows: Any, fake_llm: Any
 ) -> None:
-    fake_llm.on(method="route").reply("not yet", times=39)
-    fake_llm.on(method="route").reply("done")
+    # A model that never says "done": the loop would go on to its 50-round guard.
+    fake_llm.on(method="route").reply("not yet", times=ALWAYS)
 
-    run = flows.run(RouterLoopFlow, budget={"llm_calls": 10}, raise_on_error=False)
+    with pytest.raises(BudgetExceeded) as caught:
+        # Like a script error, a blown budget fails the test even with raise_on_error=False.
+        flows.run(RouterLoopFlow, budget={"llm_calls": 10}, raise_on_error=False)
 
-    assert isinstance(run.error, BudgetExceeded)
-    assert run.output == 40  # the run went through; the budget judges it after
-    lines = str(run.error).splitlines()
+    # Stopped at the 11th call, which failed its budget before taking a reply; not at 50.
+    assert len(fake_llm.calls) == 10
+    lines = str(caught.value).splitlines()
     assert lines[0] == (
-        "pytest-flows: budget exceeded: the run used llm_calls=40, over its budget of 10; "
-        "most in 'route' (llm_calls=40)."
+        "pytest-flows: budget exceeded: the run used llm_calls=11, over its budget of 10; "
+        "most in 'route' (llm_calls=11)."
     )
     assert lines[-1] == (
         "Find why the flow used that much, or raise the limit "
         "(budget={'llm_calls': 10}) if it is expected."
     )
-    assert "  route: llm_calls=40 tokens=" in str(run.error)
+    assert "  route: llm_calls=11 tokens=" in str(caught.value)
 
 
 def test_a_per_method_budget_names_the_method(flows: Any, fake_llm: Any) -> None:
-    fake_llm.on(method="route").reply("not yet", "done")
+    fake_llm.on(method="route").reply("not yet", "done", optional=True)
     with pytest.raises(BudgetExceeded) as caught:
         flows.run(RouterLoopFlow, budget={"by_method": {"route": {"llm_calls": 1}}})
     assert str(caught.value).splitlines()[0] == (
@@ -144,13 +147,21 @@ def test_a_bad_budget_is_a_usage_error(flows: Any, budget: Any, message: str) ->
 
 @pytest.mark.asyncio
 async def test_arun_takes_a_budget_too(flows: Any, fake_llm: Any) -> None:
-    fake_llm.on(method="route").reply("not yet", "done")
-    run = await flows.arun(RouterLoopFlow, budget={"llm_calls": 1}, raise_on_error=False)
-    assert isinstance(run.error, BudgetExceeded)
-    assert run.usage.by_method["route"].llm_calls == 2
+    fake_llm.on(method="route").reply("not yet", "done", optional=True)
+    with pytest.raises(BudgetExceeded, match="the run used llm_calls=2, over its budget of 1"):
+        await flows.arun(RouterLoopFlow, budget={"llm_calls": 1})
+
+
+def test_tool_calls_are_judged_when_the_run_ends(flows: Any, fake_llm: Any) -> None:
+    fake_llm.on(agent="Researcher").reply(call_tool("lookup", term="a"), "notes")
+    fake_llm.on(method="write").reply("article")
+    with pytest.raises(BudgetExceeded, match="the run used tool_calls=1, over its budget of 0"):
+        flows.run(ToolAgentFlow, budget={"tool_calls": 0})
+    assert [c.reply for c in fake_llm.calls][-1] == "article"  # it ran to the end first
 
 
 def test_a_run_that_fails_on_its_own_keeps_its_own_error(flows: Any, fake_llm: Any) -> None:
-    fake_llm.on(method="route").reply(ValueError("provider down"), "x", optional=True)
-    run = flows.run(RouterLoopFlow, budget={"llm_calls": 0}, raise_on_error=False)
+    fake_llm.on(agent="Researcher").reply(call_tool("lookup", term="a"), "notes")
+    fake_llm.on(method="write").reply(ValueError("provider down"))
+    run = flows.run(ToolAgentFlow, budget={"tool_calls": 0}, raise_on_error=False)
     assert isinstance(run.error, ValueError)
