@@ -429,17 +429,16 @@ class Script:
             entry.used += 1
             return exchange
 
-    def take_if_scripted(self, request: Request) -> Exchange | None:
-        """Like :meth:`take`, but a request nothing answers is recorded and returns None
+    def take_if_scripted(self, request: Request) -> Exchange:
+        """Like :meth:`take`, but a request nothing answers is recorded with no entry
         (the fake then does the real thing) instead of failing."""
         with self._lock:
             request.number = len(self.exchanges) + 1
             entry = self._choose(request)
             exchange = Exchange(request=request, entry=entry)
             self.exchanges.append(exchange)
-            if entry is None:
-                return None
-            entry.used += 1
+            if entry is not None:
+                entry.used += 1
             return exchange
 
     def _choose(self, request: Request) -> Entry | None:

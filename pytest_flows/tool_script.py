@@ -187,8 +187,8 @@ class FakeTools:
             data={"arguments": arguments},
         )
 
-    def _exchange(self, request: Request) -> Exchange | None:
-        """The scripted answer for ``request``, or None: run the real tool."""
+    def _exchange(self, request: Request) -> Exchange:
+        """The ledger line for ``request``; without an entry, the real tool runs."""
         if self._strict:
             return self.script.take(request)
         return self.script.take_if_scripted(request)
@@ -203,8 +203,8 @@ class FakeTools:
     ) -> Any:
         """Answer a sync tool body: the scripted result, or ``real()``."""
         exchange = self._exchange(self._request(tool, args, kwargs, where))
-        if exchange is None:
-            return real()
+        if exchange.entry is None:
+            return _recorded(exchange, real)
         seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
         if seconds and self.session is not None:
             sleep_on(self.session.clock, seconds)
@@ -220,8 +220,14 @@ class FakeTools:
     ) -> Any:
         """Answer an async tool body: the scripted result, or ``await real()``."""
         exchange = self._exchange(self._request(tool, args, kwargs, where))
-        if exchange is None:
-            return await real()
+        if exchange.entry is None:
+            try:
+                value = await real()
+            except BaseException as exc:
+                exchange.error = exc
+                raise
+            exchange.reply = value
+            return value
         seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
         if seconds:
             running = asyncio.get_running_loop()
@@ -230,6 +236,17 @@ class FakeTools:
             elif self.session is not None:
                 sleep_on(self.session.clock, seconds)
         return _resolve(exchange)
+
+
+def _recorded(exchange: Exchange, real: Callable[[], Any]) -> Any:
+    """Run the real tool, keeping its result (or error) in the ledger."""
+    try:
+        value = real()
+    except BaseException as exc:
+        exchange.error = exc
+        raise
+    exchange.reply = value
+    return value
 
 
 def _resolve(exchange: Exchange) -> Any:

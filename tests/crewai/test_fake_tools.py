@@ -111,9 +111,9 @@ def test_unscripted_tool_calls_run_the_real_tool_and_stay_in_the_ledger(
     )
     flows.run(SearchFlow)
     assert REAL_CALLS == ["search:AI"]
-    assert [(c.caller["tool"], c.entry is not None) for c in fake_tools.calls] == [
-        ("search", False),
-        ("weather", True),
+    assert [(c.caller["tool"], c.entry is not None, c.reply) for c in fake_tools.calls] == [
+        ("search", False, "real results for AI"),  # the real tool's result, in the ledger
+        ("weather", True, "snow"),
     ]
 
 
