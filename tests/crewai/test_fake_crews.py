@@ -370,6 +370,7 @@ def _finishing_order(seed: int) -> list[str]:
 
 def test_the_seed_decides_the_order_the_crews_finish_in() -> None:
     orders = {seed: _finishing_order(seed) for seed in range(6)}
+    assert orders[0] == ["alpha", "beta", "gamma", "delta"]  # seed 0: the order they started
     assert orders[0] == _finishing_order(0)  # the same seed, the same order
     assert orders[3] == _finishing_order(3)
     assert all(sorted(order) == ["alpha", "beta", "delta", "gamma"] for order in orders.values())
