@@ -203,6 +203,8 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             return
         threads = scheduler.threads
         me = current()
+        if me is not None and me.sched is not threads:
+            me = None  # a thread of an outer test's scheduler, running an inner one's loop
         if me is None and threading.get_ident() not in _owners.get(id(scheduler), ()):
             # Made during a test but run by a thread the harness does not run (say, a
             # framework's background loop thread): an ordinary loop for life.

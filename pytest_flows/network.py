@@ -265,7 +265,9 @@ def _guarded_socket_type(real: Any, methods: dict[str, Callable[..., Any]]) -> A
     ``isinstance(sock, _socket.socket)`` while the guard is active still works.
     """
 
-    class _Meta(type):
+    # Derived from the metaclass of ``real``: a guard inside another guard wraps the
+    # outer guard's stand-in, whose metaclass is the outer _Meta.
+    class _Meta(type(real)):  # type: ignore[misc]
         def __instancecheck__(cls, instance: Any) -> bool:
             return isinstance(instance, real)
 

@@ -22,6 +22,7 @@ live in :mod:`pytest_flows._stdlib_seams`.
 from __future__ import annotations
 
 import _thread
+import math
 import random
 import sys
 import threading
@@ -62,12 +63,24 @@ class FlowsAborted(BaseException):
     Exception``)."""
 
 
+def _stack() -> list[Participant]:
+    stack: list[Participant] | None = getattr(_tls, "stack", None)
+    if stack is None:
+        stack = _tls.stack = []
+    return stack
+
+
 def current() -> Participant | None:
-    """The participant running on this thread, or None for a thread the harness does not manage."""
-    p: Participant | None = getattr(_tls, "participant", None)
-    if p is not None and p.sched.detached:
-        _tls.participant = p = None
-    return p
+    """The participant running on this thread, or None for a thread the harness does not manage.
+
+    A thread may take part in two schedulers at once (a ``FlowsSession`` opened inside a
+    flows test runs its own flows from a thread of the outer one): the inner one counts
+    until it lets go.
+    """
+    stack = _stack()
+    while stack and stack[-1].sched.detached:
+        stack.pop()
+    return stack[-1] if stack else None
 
 
 def sleep_on(clock: VirtualClock, seconds: float) -> None:
@@ -173,8 +186,7 @@ class ThreadScheduler:
         return Participant(self, name, self._next_seq)
 
     def enter(self, name: str) -> Participant:
-        """Make the calling (unmanaged) thread a participant; returns once it holds the baton."""
-        assert current() is None
+        """Make the calling thread a participant; returns once it holds the baton."""
         with self._mutex:
             if not self._parts:
                 self._aborted = None
@@ -189,11 +201,13 @@ class ThreadScheduler:
 
     def _bind(self, p: Participant) -> None:
         p.ident = _get_ident()
-        _tls.participant = p
+        _stack().append(p)
 
     def leave(self, p: Participant) -> None:
         """The calling participant is done: hand the baton on and forget this thread."""
-        _tls.participant = None
+        stack = _stack()
+        if p in stack:
+            stack.remove(p)
         with self._mutex:
             p.done = True
             if p in self._parts:
@@ -263,12 +277,12 @@ class ThreadScheduler:
         me = current()
         # Thread.start() waits for the new thread's bootstrap, which runs before any
         # managed code: both sides of that wait are real, so nothing can switch.
-        _tls.participant = None
+        stack, _tls.stack = _stack(), []
         try:
             _real_thread_start(thread)
             child.begun.acquire()  # released once the child is parked, ready to be scheduled
         finally:
-            _tls.participant = me
+            _tls.stack = stack
         if me is not None:
             self.switch(me, handoff=child)
 
@@ -376,7 +390,9 @@ class ThreadScheduler:
 
     def _next_deadline(self) -> float | None:
         deadlines = [p.deadline for p in self._parts if p.deadline is not None and not p.done]
-        return min(deadlines) if deadlines else None
+        due = min(deadlines) if deadlines else None
+        # A wait for ever (asyncio.sleep(math.inf)) is never due: time does not jump there.
+        return due if due is not None and math.isfinite(due) else None
 
     def _next_or_idle(self, me: Participant | None) -> Participant | None:
         """The next participant to run after ``me`` blocked (or left), resolving idleness:

@@ -9,6 +9,7 @@ two must agree; the harness must also never spend the wall time the scenario nam
 from __future__ import annotations
 
 import asyncio
+import math
 import pickle
 import queue
 import threading
@@ -226,3 +227,13 @@ def test_a_datetime_made_in_a_flows_test_pickles_as_a_real_datetime(flows: Any) 
     data = pickle.dumps(now)
     assert b"freezegun" not in data
     assert pickle.loads(data) == now
+
+
+def test_sleeping_for_ever_with_nothing_else_to_do_is_reported_not_jumped_to() -> None:
+    async def forever(unit: float) -> None:
+        await asyncio.sleep(math.inf)
+
+    scheduler = Scheduler()
+    with pytest.raises(FlowsDeadlockError):
+        run(forever(1.0), scheduler)
+    assert scheduler.clock.monotonic() == 0.0
