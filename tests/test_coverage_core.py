@@ -153,7 +153,8 @@ def test_a_run_without_a_note_is_not_counted() -> None:
     assert count(trace, []) == {}
 
 
-def test_noting_costs_nothing_when_off_and_never_raises() -> None:
+def test_noting_costs_nothing_when_off_and_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(notes, "_active", None)  # off, even if this suite runs with --flows-cov
     calls: list[str] = []
 
     def build() -> FlowGraph:
