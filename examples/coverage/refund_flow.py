@@ -27,9 +27,7 @@ class RefundFlow(Flow[Refund]):
         return "auto_approve" if self.state.amount <= 50 else "needs_review"
 
     @listen("needs_review")
-    @human_feedback(
-        message="Approve this refund?", emit=["approved", "denied"], llm="gpt-4o-mini"
-    )
+    @human_feedback(message="Approve this refund?", emit=["approved", "denied"], llm="gpt-4o-mini")
     def review(self) -> str:
         return f"refund of {self.state.amount:.2f}"
 

@@ -1,6 +1,6 @@
 """Tests for the refund desk. Run with --flows-cov to see which paths they leave untested:
 
-    pytest examples/coverage --flows-cov
+pytest examples/coverage --flows-cov
 """
 
 from __future__ import annotations
