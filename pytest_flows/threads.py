@@ -118,6 +118,7 @@ class Participant:
         "job",
         "loops",
         "name",
+        "priority",
         "ready_when",
         "sched",
         "seq",
@@ -140,6 +141,7 @@ class Participant:
         self.error: BaseException | None = None
         self.loops: list[asyncio.AbstractEventLoop] = []
         self.job: Callable[[], None] | None = None  # a pool thread's next work item
+        self.priority = 0.0  # seeds other than 0: who runs first among ready threads
         self.idle = False
 
     @property
@@ -183,7 +185,9 @@ class ThreadScheduler:
     # -- joining and leaving ---------------------------------------------------------
     def _new(self, name: str) -> Participant:
         self._next_seq += 1
-        return Participant(self, name, self._next_seq)
+        p = Participant(self, name, self._next_seq)
+        p.priority = self._rng.random()
+        return p
 
     def enter(self, name: str) -> Participant:
         """Make the calling thread a participant; returns once it holds the baton."""
@@ -237,6 +241,7 @@ class ThreadScheduler:
             self.start(thread, worker)
             return
         worker.job = body
+        worker.priority = self._rng.random()  # new work, a new draw
         if me is not None:
             self.switch(me, handoff=worker)
 
@@ -377,16 +382,21 @@ class ThreadScheduler:
         return self._pick([me, *others])
 
     def _pick(self, candidates: list[Participant]) -> Participant:
-        """Seeded choice; may also let the clock run on a little first (a descheduled thread)."""
+        """The seeded choice (seeds other than 0): the ready thread of highest priority.
+
+        Each thread draws a random priority for each piece of work it takes on, as in
+        probabilistic concurrency testing (PCT): whichever of several ready threads an
+        OS would have run first is equally likely to be any of them. A thread may also
+        be held back a little while the clock runs on (an OS deschedules a thread for a
+        while, never for long).
+        """
         due = self._next_deadline()
-        now = self.clock.monotonic()
-        late = due is not None and due - now <= MAX_DESCHEDULE
-        index = self._rng.randrange(len(candidates) + (1 if late else 0))
-        if index < len(candidates):
-            return candidates[index]
-        assert due is not None
-        self.clock.advance_to(due)
-        return self._pick(self._ready()) if self._ready() else candidates[0]
+        soon = due is not None and due - self.clock.monotonic() <= MAX_DESCHEDULE
+        if soon and self._rng.random() < 1 / (len(candidates) + 1):
+            assert due is not None
+            self.clock.advance_to(due)
+            candidates = self._ready() or candidates
+        return max(candidates, key=lambda p: (p.priority, -p.seq))
 
     def _next_deadline(self) -> float | None:
         deadlines = [p.deadline for p in self._parts if p.deadline is not None and not p.done]
