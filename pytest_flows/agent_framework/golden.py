@@ -21,6 +21,7 @@ from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, Wo
 
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.errors import FlowsUsageError
 from pytest_flows.golden.breaks import GoldenBreak
 from pytest_flows.trace import render_value
 
@@ -96,7 +97,7 @@ class AgentFrameworkGolden:
             seen.add(checkpoint_id)
             raw = _raw_of(session, workflow, checkpoint_id)
             if raw is None:
-                raise pytest.UsageError(
+                raise FlowsUsageError(
                     f"golden replay cannot read checkpoint {checkpoint_id} of workflow "
                     f"{workflow.name!r}: build it with FlowsCheckpointStorage or "
                     "FileCheckpointStorage, or request flow_store."

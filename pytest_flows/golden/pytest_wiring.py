@@ -42,9 +42,10 @@ class _GoldenHooks:
             return (yield)
         session = item.stash.get(SESSION_KEY, None)
         if session is None:
-            raise pytest.UsageError(
+            pytest.fail(
                 f"{item.nodeid}: @pytest.mark.golden needs a flows test; request the `flows` "
-                "fixture (and `flow_store` for what the runs persist)."
+                "fixture (and `flow_store` for what the runs persist).",
+                pytrace=False,
             )
         # pydantic and the trace model: only when a golden test runs
         from pytest_flows.golden.replay import RunRecorder, check_document, record_document
@@ -56,8 +57,10 @@ class _GoldenHooks:
         finally:
             recorder.uninstall()
         if recorder.unsupported:
-            raise pytest.UsageError(
-                f"{item.nodeid}: golden replay does not support {recorder.unsupported[0]} runs"
+            pytest.fail(
+                f"{item.nodeid}: golden replay supports CrewAI flows and Agent Framework "
+                f"workflows, not {recorder.unsupported[0]} runs.",
+                pytrace=False,
             )
         path = files.golden_path(item)
         if item.config.getoption("flows_golden_update"):
