@@ -37,31 +37,6 @@ def _public_modules() -> list[str]:
 
 MODULES = _public_modules()
 
-#: Modules that import crewai half-way through their own import: the plugin's
-#: hook then loads pytest_flows.crewai.adapter, which imports them back while
-#: they are partial. The crewai adapter's files are not this test's to fix.
-_CREWAI_REENTRANT = {
-    "pytest_flows.crewai.adapter",
-    "pytest_flows.crewai.kickoff_args",
-    "pytest_flows.crewai.patches",
-    "pytest_flows.crewai.persistence",
-    "pytest_flows.crewai.tracing",
-}
-
-
-def _param(module: str) -> object:
-    if module not in _CREWAI_REENTRANT:
-        return module
-    return pytest.param(
-        module,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="known: re-entrant crewai adapter load (partially initialized module); "
-            "import crewai before the adapter package's own modules, as "
-            "pytest_flows/agent_framework/__init__.py does for agent_framework",
-        ),
-    )
-
 
 def test_the_public_modules_are_found() -> None:
     # guards the walk above: an empty or partial list would make the test below vacuous
@@ -76,7 +51,7 @@ def test_the_public_modules_are_found() -> None:
     assert not [m for m in MODULES if "._" in m]
 
 
-@pytest.mark.parametrize("module", [_param(m) for m in MODULES])
+@pytest.mark.parametrize("module", MODULES)
 def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path: Path) -> None:
     # `import *` also resolves the lazily loaded names of a package's __all__.
     (tmp_path / "test_first_import.py").write_text(

@@ -1,5 +1,12 @@
 """The CrewAI Flows adapter.
 
-Importing this package does not import crewai; the adapter proper
-(:mod:`pytest_flows.crewai.adapter`) loads once crewai is imported.
+``import pytest_flows`` never imports crewai; importing this package does, first
+thing (see below). The adapter proper (:mod:`pytest_flows.crewai.adapter`) is
+loaded by the plugin the moment crewai is imported.
 """
+
+# First, before any module of this package: the plugin loads the adapter the
+# moment crewai is imported, and that must not find one of our modules half-imported
+# (a test module whose first import is, say, pytest_flows.crewai.patches would fail
+# collection with "partially initialized module").
+import crewai  # noqa: F401
