@@ -28,7 +28,6 @@ from pytest_flows.trace import Trace, without_addresses
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
-    from pytest_flows.snapshot import _Block
 
 __all__ = ["RaceOutcomes", "RaceResult", "explore", "race_of", "races"]
 
@@ -231,14 +230,12 @@ class RaceOutcomes:
             if any(result.won == won for result in self.results.get(seed, []))
         ]
 
-    def _block(self) -> _Block:
-        from pytest_flows.snapshot import _Block
-
-        return _Block(f"RaceOutcomes ({len(self.seeds)} seeds)", list(sorted(self.outcomes)))
+    def header(self) -> str:
+        return f"RaceOutcomes ({len(self.seeds)} seeds)"
 
     def render(self) -> str:
         """The snapshot text: one outcome a line, sorted."""
-        return "\n".join(self._block().lines())
+        return "\n".join([self.header(), *(f"  {text}" for text in sorted(self.outcomes))])
 
     def __str__(self) -> str:
         lines = [f"{len(self.outcomes)} outcome(s) over {len(self.seeds)} seeds:"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,10 +31,6 @@ from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import Normalizer
 from pytest_flows.run import FlowRun
 from pytest_flows.store import CheckpointRecord, FlowStore, PendingFeedback, StateSave
-from pytest_flows.syrupy_extension import (  # re-exported: the extension's public home
-    FlowsAmberSerializer,
-    FlowsSnapshotExtension,
-)
 from pytest_flows.trace import (
     Trace,
     TraceEvent,
@@ -45,6 +42,7 @@ from pytest_flows.trace import (
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
+    from pytest_flows.syrupy_extension import FlowsAmberSerializer, FlowsSnapshotExtension
 
 __all__ = [
     "CheckpointRoundTrip",
@@ -56,6 +54,14 @@ __all__ = [
 ]
 
 _INDENT = "  "
+
+
+def __getattr__(name: str) -> Any:
+    # The extension's home is syrupy_extension, which renders through this module:
+    # an alias resolved on use, like pytest_flows' own exports, not an import edge.
+    if name in ("FlowsAmberSerializer", "FlowsSnapshotExtension"):
+        return getattr(importlib.import_module("pytest_flows.syrupy_extension"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- normalizing values ----------------------------------------------------------------
@@ -276,7 +282,7 @@ def _block_of(data: Any) -> _Block | None:
     if isinstance(data, CheckpointRoundTrip):
         return data._block()
     if isinstance(data, RaceOutcomes):
-        return data._block()
+        return _Block(data.header(), list[str | _Block](sorted(data.outcomes)))
     if isinstance(data, RaceResult):
         return _Block("Race", [data.render()])
     if isinstance(data, StateSave):
