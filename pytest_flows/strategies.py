@@ -153,6 +153,9 @@ class Outcome:
     checkpoints: list[CheckpointRecord] = dataclasses.field(default_factory=list)
     start_state: Any = None  # the state as the run started (after any restore)
     start_id: str | None = None
+    #: The final state as the flow held it (a copy): compared with its types, since
+    #: the JSON form cannot tell an int key from a str key or a tuple from a list.
+    typed_state: Any = None
 
 
 class Operations(Protocol):
@@ -209,6 +212,14 @@ def runtime_view(trace: Trace) -> list[str]:
     return lines
 
 
+def _typed_changes(before: Any, after: Any, *, root: str = "", ignore: str = "") -> str:
+    """Each path where ``after`` differs from ``before`` in value or type, one a line."""
+    from pytest_flows.codec import differences
+
+    changes = [c for c in differences(before, after, root=root) if c.path != ignore]
+    return _clip("\n".join(c.describe() for c in changes))
+
+
 def _compare(expected: Outcome, actual: Outcome, compare: Compare, *, suffix_of: int = 0) -> str:
     """'' if ``actual`` matches ``expected`` on ``compare``; else what differs."""
     problems = []
@@ -220,13 +231,20 @@ def _compare(expected: Outcome, actual: Outcome, compare: Compare, *, suffix_of:
             problems.append(
                 "final state differs (uninterrupted -> continued):\n" + _indent(changed)
             )
-    if "output" in compare and render_value(expected.output, limit=10_000) != render_value(
-        actual.output, limit=10_000
-    ):
-        problems.append(
-            f"final output differs: uninterrupted {render_value(expected.output)}, "
-            f"continued {render_value(actual.output)}"
-        )
+        elif expected.typed_state is not None and actual.typed_state is not None:
+            typed = _typed_changes(expected.typed_state, actual.typed_state, ignore="id")
+            if typed:
+                problems.append(
+                    "final state differs in its types (uninterrupted -> continued):\n"
+                    + _indent(typed)
+                )
+    if "output" in compare:
+        typed = _typed_changes(expected.output, actual.output, root="output")
+        if typed:
+            problems.append(
+                f"final output differs: uninterrupted {render_value(expected.output)}, "
+                f"continued {render_value(actual.output)}:\n" + _indent(typed)
+            )
     if "trace" in compare:
         want = runtime_view(expected.trace)[suffix_of:]
         got = runtime_view(actual.trace)

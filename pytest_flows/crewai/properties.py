@@ -58,6 +58,15 @@ def _copy_state(state: Any) -> Any:
         return None
 
 
+def _typed_fields(state: Any) -> dict[str, Any] | None:
+    """The state's fields with their Python types (crewai builds a new state class per
+    flow instance, so the models themselves never share a type)."""
+    copied = _copy_state(state)
+    if isinstance(copied, BaseModel):
+        return {name: getattr(copied, name) for name in type(copied).model_fields}
+    return dict(copied) if isinstance(copied, dict) else None
+
+
 class _StartCapture:
     """A stream sink that keeps the state a flow run started with (after any restore)."""
 
@@ -121,6 +130,7 @@ class CrewAIOperations:
     def _outcome(self, run: FlowRun, **extra: Any) -> Outcome:
         return Outcome(
             state=_json_state(run.state),
+            typed_state=_typed_fields(run.state),
             output=run.output,
             trace=run.trace,
             state_id=state_id_of(run.state),

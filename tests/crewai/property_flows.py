@@ -199,3 +199,36 @@ class CachedReport(Flow[ReportState]):
         rows = getattr(self, "rows_cache", [])
         self.state.title = f"{len(rows)} rows, total {self.state.total}"
         return self.state.title
+
+
+class TotalsState(BaseModel):
+    by_id: dict[int, int] = {}
+
+
+@persist()
+class IntKeyedTotals(Flow[dict[str, Any]]):
+    """Keeps int keys in a dict state: the store's JSON gives them back as str keys, so a
+    resumed run's output differs in type only (``{1: 10}`` vs ``{'1': 10}``)."""
+
+    @start()
+    def collect(self) -> None:
+        if "by_id" not in self.state:  # safe to resume: done work is skipped
+            self.state["by_id"] = {1: 10, 2: 20}
+
+    @listen(collect)
+    def report(self) -> dict[Any, int]:
+        return dict(self.state["by_id"])
+
+
+@persist()
+class TypedTotals(Flow[TotalsState]):
+    """The correct twin: a typed state model turns the stored str keys back into ints."""
+
+    @start()
+    def collect(self) -> None:
+        if not self.state.by_id:
+            self.state.by_id = {1: 10, 2: 20}
+
+    @listen(collect)
+    def report(self) -> dict[int, int]:
+        return dict(self.state.by_id)

@@ -8,12 +8,14 @@ from crewai.state.checkpoint_config import CheckpointConfig
 from property_flows import (
     BusinessKeyOrder,
     CachedReport,
+    IntKeyedTotals,
     OrderFlow,
     ParallelPipeline,
     Report,
     SafePipeline,
     TagModelFlow,
     TagSetFlow,
+    TypedTotals,
     UnsafePipeline,
     every_step,
 )
@@ -48,6 +50,16 @@ def test_crash_resume_finds_the_planted_bug_and_shrinks_to_the_first_save(flows,
         "crash=CrashPoint(save=1, when='after'))"
     )
     assert reproducer in message
+
+
+def test_crash_resume_compares_outputs_with_their_types(flows, flow_store):
+    # Rendered as text, {1: 10} and {'1': 10} look alike; compared with their types
+    # they do not (the int keys came back from the store as str keys).
+    with pytest.raises(AssertionError) as failure:
+        check_crash_resume(flows, flow_store, IntKeyedTotals, max_examples=6)
+    message = str(failure.value)
+    assert "output[1] (key): int came back as str (1 -> '1')" in message
+    check_crash_resume(flows, flow_store, TypedTotals, max_examples=6)
 
 
 def test_the_reproducer_reproduces(flows, flow_store):
