@@ -24,10 +24,9 @@ if TYPE_CHECKING:
         NoMethodRanWarning,
     )
     from pytest_flows.golden.migrations import assert_resumes_old_states, old_states
-    from pytest_flows.human_script import PAUSE, TIMEOUT, ScriptedHuman
+    from pytest_flows.human_script import ScriptedHuman
     from pytest_flows.llm_script import LLMScript
     from pytest_flows.loop import Scheduler, VirtualClock
-    from pytest_flows.races import explore
     from pytest_flows.races import RaceOutcomes, RaceResult, explore, race_of
     from pytest_flows.recording import (
         CassetteMismatchError,
@@ -100,8 +99,6 @@ _EXPORTS = {
     "Recording": "pytest_flows.recording",
     # scripting replies
     "ALWAYS": "pytest_flows.script",
-    "PAUSE": "pytest_flows.human_script",
-    "TIMEOUT": "pytest_flows.human_script",
     "ToolCall": "pytest_flows.replies",
     "Stream": "pytest_flows.replies",
     "call_tool": "pytest_flows.replies",
@@ -159,8 +156,6 @@ _EXPORTS = {
 
 __all__ = [
     "ALWAYS",
-    "PAUSE",
-    "TIMEOUT",
     "BudgetExceeded",
     "CassetteMismatchError",
     "CheckpointNotFoundError",

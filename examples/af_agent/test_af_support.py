@@ -6,8 +6,8 @@ import af_support
 import pytest
 from af_support import build_workflow
 
+from pytest_flows import ProviderError, call_tool, stream
 from pytest_flows.agent_framework import FlowsChatClient
-from pytest_flows.replies import ProviderError, call_tool, stream
 
 QUESTION = "Where is my order A-17?"
 

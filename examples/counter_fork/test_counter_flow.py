@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from counter_flow import CounterFlow
 
-from pytest_flows.strategies import check_fork_isolation
+from pytest_flows import check_fork_isolation
 
 
 def test_a_fresh_kickoff_saves_after_each_method(flows, flow_store):

@@ -6,8 +6,13 @@ import ingest_flow
 import pytest
 from ingest_flow import IngestPipeline, NaiveIngestPipeline
 
-from pytest_flows.store import CrashPoint, SimulatedCrash
-from pytest_flows.strategies import check_crash_resume, check_time_travel, scheduler_seeds
+from pytest_flows import (
+    CrashPoint,
+    SimulatedCrash,
+    check_crash_resume,
+    check_time_travel,
+    scheduler_seeds,
+)
 
 STEPS = ["fetch", "split", "build_index", "publish"]
 

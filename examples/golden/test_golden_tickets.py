@@ -10,7 +10,7 @@ import pytest
 from golden_tickets import TicketFlow
 from pydantic import BaseModel
 
-from pytest_flows.golden.migrations import assert_resumes_old_states
+from pytest_flows import assert_resumes_old_states
 
 
 @pytest.mark.golden

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from research_flow import Brief, ResearchFlow
 
-from pytest_flows.replies import RateLimitError, call_tool
+from pytest_flows import RateLimitError, call_tool
 
 CONFIDENT = Brief(
     summary="Agents plan, act and observe.",

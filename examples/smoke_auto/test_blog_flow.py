@@ -7,8 +7,7 @@ from unittest.mock import ANY
 import pytest
 from blog_flow import BlogFlow, Outline, Tone
 
-from pytest_flows.replies import call_tool
-from pytest_flows.usage import BudgetExceeded
+from pytest_flows import BudgetExceeded, call_tool
 
 
 def test_the_whole_pipeline_runs_on_auto_replies(flows, fake_llm):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support_bot import SupportBot
 
-from pytest_flows.replies import ProviderError
+from pytest_flows import ProviderError
 
 
 def test_an_order_status_conversation(flows, conversation, human):

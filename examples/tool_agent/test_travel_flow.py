@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from travel_flow import TravelFlow
 
-from pytest_flows.replies import call_tool
-from pytest_flows.script import UnscriptedRequest
+from pytest_flows import UnscriptedRequest, call_tool
 
 
 def script_the_assistant(fake_llm):
