@@ -237,3 +237,38 @@ def test_sleeping_for_ever_with_nothing_else_to_do_is_reported_not_jumped_to() -
     with pytest.raises(FlowsDeadlockError):
         run(forever(1.0), scheduler)
     assert scheduler.clock.monotonic() == 0.0
+
+
+def test_while_a_real_socket_is_awaited_the_clock_follows_real_time(flows: Any) -> None:
+    # A loopback server (a thread of the test, not of the flow) answers after 0.3 s of
+    # real time; a client with a 0.5 s timeout must get the answer, as it would without
+    # the harness (the 1 s / 0.6 s, halved): the clock may not jump past the wait.
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer_late() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(16)
+            threading.Event().wait(0.3)  # real time: this thread is the test's, not the flow's
+            conn.sendall(b"pong")
+
+    helper = threading.Thread(target=answer_late)
+    helper.start()
+
+    async def client() -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"ping")
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(4), timeout=0.5)
+        writer.close()
+        return data
+
+    try:
+        assert run(client(), flows.scheduler) == b"pong"
+    finally:
+        helper.join()
+        server.close()
+    assert 0.25 <= flows.clock.monotonic() < 0.5
