@@ -217,12 +217,19 @@ class ThreadScheduler:
             if p in self._parts:
                 self._parts.remove(p)
             holding = self._holder is p
-            if holding:
+        if not holding:
+            return
+        # ``p`` keeps the baton while it picks the next thread: were it free meanwhile,
+        # a thread outside the flow releasing a lock would hand it out a second time.
+        nxt = self._next_or_idle(None) if self._aborted is None else None
+        if nxt is not None:
+            self._hand(nxt)
+            return
+        with self._mutex:
+            if self._holder is p:
                 self._holder = None
-        if holding and self._aborted is None:
-            nxt = self._next_or_idle(None)
-            if nxt is not None:
-                self._hand(nxt)
+        if self._aborted is None:
+            self.poke()  # something may have become ready while the baton was held
 
     def submit(self, body: Callable[[], None]) -> None:
         """Run ``body`` on a pool thread, as an executor would: an idle worker of this
@@ -533,7 +540,7 @@ class ThreadScheduler:
             kind = "event loop thread" if p.is_loop else "worker thread"
             lines.append(f"{kind} {p.name!r} is blocked on {p.what or 'the scheduler'}:")
             frame = frames.get(p.ident) if p.ident is not None else None
-            if frame is not None:
+            if frame is not None and not p.is_loop:  # a loop's stack is asyncio's; its tasks tell
                 lines.extend("  " + line for line in _user_stack(frame))
             for loop in p.loops:
                 lines.extend(_pending_tasks(loop))
@@ -554,7 +561,12 @@ def _wake(p: Participant) -> None:
         p._wake.release()
 
 
-_INTERNAL = ("pytest_flows/threads.py", "pytest_flows/_stdlib_seams.py", "threading.py")
+_INTERNAL = (
+    "pytest_flows/threads.py",
+    "pytest_flows/_stdlib_seams.py",
+    "pytest_flows/loop.py",
+    "threading.py",
+)
 
 
 def _user_stack(frame: Any) -> list[str]:
