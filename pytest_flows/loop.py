@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from pytest_flows import _stdlib_seams
 from pytest_flows._durations import check_duration
+from pytest_flows.schedule import Chooser
 from pytest_flows.threads import FlowsAborted, Participant, ThreadScheduler, current
 
 __all__ = [
@@ -102,6 +103,9 @@ class Scheduler:
 
     def choose(self, n: int) -> int:
         """Index of the item to take from ``n`` ready ones (0 with the default seed)."""
+        chooser = self.threads.chooser
+        if chooser is not None and n > 1:
+            return chooser.pick("order", tuple(range(n)))
         if n <= 1 or self.seed == 0:
             return 0
         with self._lock:
@@ -111,6 +115,20 @@ class Scheduler:
         """``items`` in the order the seed picks (unchanged with the default seed)."""
         pool = list(items)
         return [pool.pop(self.choose(len(pool))) for _ in range(len(pool))]
+
+    @contextlib.contextmanager
+    def following(self, chooser: Chooser) -> Iterator[Chooser]:
+        """Make every decision of the runs in the block through ``chooser`` (a schedule
+        replayed or explored) instead of the seed."""
+        threads = self.threads
+        previous, previous_seed = threads.chooser, threads.seed
+        # Nonzero: the seams then make every blocking acquire a switch point.
+        threads.chooser, threads.seed = chooser, max(previous_seed, 1)
+        threads.epoch += 1
+        try:
+            yield chooser
+        finally:
+            threads.chooser, threads.seed = previous, previous_seed
 
 
 _active: Scheduler | None = None
@@ -130,6 +148,8 @@ def activate(scheduler: Scheduler) -> Iterator[Scheduler]:
     with _active_lock:
         previous, _active = _active, scheduler
     owners = _owners.setdefault(id(scheduler), [])
+    if not owners:
+        scheduler.threads.attach()
     owners.append(threading.get_ident())
     try:
         with _stdlib_seams.patched(scheduler.threads):

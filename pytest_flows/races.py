@@ -285,10 +285,20 @@ def explore(
     flows: FlowsSession,
     target: Any,
     *args: Any,
-    seeds: Iterable[int] = range(8),
+    seeds: Iterable[int] | None = None,
+    max_schedules: int = 1000,
+    strategy: str = "dfs",
+    depth: int = 3,
+    runs: int = 100,
+    reduction: bool = True,
     **kwargs: Any,
-) -> RaceOutcomes:
-    """Run ``target`` once per seed (``flows.run(target, *args, **kwargs)``) and collect its races.
+) -> Any:
+    """Every outcome of ``target``, one run per schedule (see :mod:`pytest_flows.exploration`).
+
+    Without ``seeds`` the schedules are enumerated (``strategy="dfs"``, up to
+    ``max_schedules``) or drawn (``strategy="pct"``) and an
+    :class:`~pytest_flows.exploration.Exploration` comes back. With ``seeds`` the
+    flow runs once per seed and the races are collected into :class:`RaceOutcomes`.
 
     ``target`` is a flow class or a zero-argument factory: every run needs a
     fresh instance. Runs that fail are kept (their error is part of the
@@ -311,15 +321,65 @@ def explore(
             f"({type(target).__qualname__}). An instance keeps what it completed and cannot "
             "run again."
         )
+
+    def fresh() -> Any:
+        return target if build is None else build()
+
+    if seeds is None:
+        return _systematic(
+            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction
+        )
     chosen = _check_seeds(seeds)
+    return _by_seed(flows, fresh, args, kwargs, chosen)
+
+
+def _systematic(
+    flows: FlowsSession,
+    fresh: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    max_schedules: int,
+    strategy: str,
+    depth: int,
+    runs: int,
+    reduction: bool,
+) -> Any:
+    from pytest_flows.exploration import explore_schedules
+
+    for name, value, least in (
+        ("max_schedules", max_schedules, 1),
+        ("runs", runs, 1),
+        ("depth", depth, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise FlowsUsageError(
+                f"explore(..., {name}={value!r}): pass a whole number >= {least}, "
+                f"e.g. {name}={max(least, 3)}."
+            )
+    return explore_schedules(
+        flows,
+        lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs),
+        max_schedules=max_schedules,
+        reduction=reduction,
+        strategy=strategy,
+        depth=depth,
+        runs=runs,
+    )
+
+
+def _by_seed(
+    flows: FlowsSession,
+    fresh: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    chosen: tuple[int, ...],
+) -> RaceOutcomes:
     runs: dict[int, FlowRun] = {}
     results: dict[int, list[RaceResult]] = {}
     grouped: dict[str, list[int]] = {}
     for seed in chosen:
         with _reseeded(flows, seed):
-            run = flows.run(
-                target if build is None else build(), *args, raise_on_error=False, **kwargs
-            )
+            run = flows.run(fresh(), *args, raise_on_error=False, **kwargs)
         found = races(run)
         runs[seed] = run
         results[seed] = found

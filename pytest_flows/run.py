@@ -35,6 +35,29 @@ class FlowRun:
     def failed(self) -> bool:
         return self.error is not None
 
+    @property
+    def schedule(self) -> str | None:
+        """The schedule this run followed (``flows.run(F, schedule=...)`` replays it), if
+        it ran under one (``explore``, ``schedule=``, ``races=``)."""
+        value = self.extras.get("schedule")
+        return value if isinstance(value, str) else None
+
+    @property
+    def conflicts(self) -> list[Any]:
+        """State races this run showed (see :mod:`pytest_flows.conflicts`): recorded when
+        it ran under a schedule; ``explore(...).conflicts`` sees those of every schedule."""
+        from pytest_flows.conflicts import conflicts_in
+
+        chooser = self.extras.get("chooser")
+        if chooser is None:
+            from pytest_flows.errors import FlowsUsageError
+
+            raise FlowsUsageError(
+                "this run recorded no state accesses: run it with flows.run(F, schedule='s'), "
+                "under @pytest.mark.flows(races='fail'), or use explore(flows, F).conflicts."
+            )
+        return list(conflicts_in([chooser]))
+
     def raise_error(self) -> None:
         """Re-raise the flow's own exception, if it failed."""
         if self.error is not None:

@@ -24,6 +24,7 @@ from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, 
 from pytest_flows.isolation import deterministic_loops
 from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
+from pytest_flows.schedule_runs import following_schedule, noted
 from pytest_flows.thread_context import threads_inherit_context
 from pytest_flows.trace import Trace, TraceEvent
 from pytest_flows.usage import collecting, enforced, merged_budget, within_budget
@@ -45,6 +46,8 @@ class FlowsSession:
         budget: Any = None,
     ) -> None:
         self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
+        #: @pytest.mark.flows(schedule=...) / --flows-schedule: every run replays it.
+        self.schedule: str | None = None
         self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
         self.test_id = test_id
         self.console = console
@@ -191,6 +194,7 @@ class FlowsSession:
         *args: Any,
         raise_on_error: bool = True,
         budget: Any = None,
+        schedule: str | None = None,
         **kwargs: Any,
     ) -> FlowRun:
         """Run ``target`` on the current loop if it is deterministic, else on one of ours."""
@@ -198,17 +202,20 @@ class FlowsSession:
         _check_raise_on_error(raise_on_error, "arun")
         limits = enforced(merged_budget(self.budget, budget))
         adapter = self.adapter_for(target)
-        running = asyncio.get_running_loop()
-        if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
-            result = await self._run(adapter, target, args, kwargs)
-            return self._finish(within_budget(result, limits), raise_on_error)
-        # A foreign loop (say, a custom pytest-asyncio loop factory): run on a
-        # deterministic loop in a helper thread and await the result.
-        ctx = contextvars.copy_context()
-        with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
-            future = pool.submit(ctx.run, self._run_blocking, adapter, target, args, kwargs)
-            result = await asyncio.wrap_future(future)
-        return self._finish(within_budget(result, limits), raise_on_error)
+        with following_schedule(self, schedule) as chooser:
+            running = asyncio.get_running_loop()
+            if isinstance(running, _loop.DeterministicEventLoop) and running.deterministic:
+                result = await self._run(adapter, target, args, kwargs)
+            else:
+                # A foreign loop (say, a custom pytest-asyncio loop factory): run on a
+                # deterministic loop in a helper thread and await the result.
+                ctx = contextvars.copy_context()
+                with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
+                    future = pool.submit(
+                        ctx.run, self._run_blocking, adapter, target, args, kwargs
+                    )
+                    result = await asyncio.wrap_future(future)
+        return self._finish(within_budget(noted(result, chooser), limits), raise_on_error)
 
     def _require_open(self) -> None:
         if not self._open:
@@ -223,11 +230,14 @@ class FlowsSession:
         *args: Any,
         raise_on_error: bool = True,
         budget: Any = None,
+        schedule: str | None = None,
         **kwargs: Any,
     ) -> FlowRun:
         """Run ``target`` to completion on a fresh deterministic loop.
 
-        ``budget`` caps what the run may use (see :mod:`pytest_flows.usage`).
+        ``budget`` caps what the run may use (see :mod:`pytest_flows.usage`);
+        ``schedule`` replays one schedule ``explore()`` reported (see
+        :mod:`pytest_flows.schedule`).
         """
         self._require_open()
         _check_raise_on_error(raise_on_error, "run")
@@ -241,16 +251,17 @@ class FlowsSession:
             in_async_test = True
         # Outside the except block: errors the flow raises must not carry
         # "RuntimeError: no running event loop" as their context.
-        if not in_async_test:
-            result = self._run_blocking(adapter, target, args, kwargs)
-        else:
-            # Called from an async test: keep the test's loop untouched.
-            ctx = contextvars.copy_context()
-            with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
-                result = pool.submit(
-                    ctx.run, self._run_blocking, adapter, target, args, kwargs
-                ).result()
-        return self._finish(within_budget(result, limits), raise_on_error)
+        with following_schedule(self, schedule) as chooser:
+            if not in_async_test:
+                result = self._run_blocking(adapter, target, args, kwargs)
+            else:
+                # Called from an async test: keep the test's loop untouched.
+                ctx = contextvars.copy_context()
+                with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
+                    result = pool.submit(
+                        ctx.run, self._run_blocking, adapter, target, args, kwargs
+                    ).result()
+        return self._finish(within_budget(noted(result, chooser), limits), raise_on_error)
 
     def _run_blocking(
         self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -291,6 +302,15 @@ class FlowsSession:
         return result
 
 
+def _check_raise_on_error(value: object, method: str) -> None:
+    if not isinstance(value, bool):
+        raise FlowsUsageError(
+            f"flows.{method}(..., raise_on_error={value!r}): raise_on_error is True (the "
+            "default: the flow's error is raised) or False (get the failed FlowRun back, "
+            "with .error set)."
+        )
+
+
 #: The runs the current context is part of, innermost last (a flow may call
 #: flows.run itself): each with the session it belongs to and its events.
 _runs: contextvars.ContextVar[tuple[tuple[FlowsSession, list[TraceEvent]], ...]] = (
@@ -308,15 +328,6 @@ def _normalized_trace(raw: list[TraceEvent]) -> Trace:
         )
         for e in raw
     )
-
-
-def _check_raise_on_error(value: object, method: str) -> None:
-    if not isinstance(value, bool):
-        raise FlowsUsageError(
-            f"flows.{method}(..., raise_on_error={value!r}): raise_on_error is True (the "
-            "default: the flow's error is raised) or False (get the failed FlowRun back, "
-            "with .error set)."
-        )
 
 
 def _indent(text: str) -> str:

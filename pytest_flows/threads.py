@@ -37,8 +37,17 @@ if TYPE_CHECKING:
     import asyncio
 
     from pytest_flows.loop import VirtualClock
+    from pytest_flows.schedule import Chooser
 
-__all__ = ["FlowsAborted", "Participant", "ThreadScheduler", "current", "sleep_on", "switch_point"]
+__all__ = [
+    "FlowsAborted",
+    "Participant",
+    "ThreadScheduler",
+    "current",
+    "record_access",
+    "sleep_on",
+    "switch_point",
+]
 
 # Real primitives, captured before any patch: the scheduler's own machinery
 # must never route through itself.
@@ -104,6 +113,14 @@ def switch_point(why: str) -> None:
         me.sched.switch(me, why=why)
 
 
+def record_access(key: str, *, write: bool, where: str = "") -> None:
+    """Tell the schedule being explored that the running thread read or wrote ``key``
+    (a state field, a sync object): the race detector and the reduction use it."""
+    me = current()
+    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+        me.sched.chooser.access(me.seq, key, write=write, where=where)
+
+
 class Participant:
     """One managed thread: parked on ``_wake`` whenever it does not hold the baton."""
 
@@ -112,6 +129,7 @@ class Participant:
         "begun",
         "deadline",
         "done",
+        "epoch",
         "error",
         "ident",
         "idle",
@@ -143,6 +161,7 @@ class Participant:
         self.job: Callable[[], None] | None = None  # a pool thread's next work item
         self.priority = 0.0  # seeds other than 0: who runs first among ready threads
         self.idle = False
+        self.epoch = 0
 
     @property
     def is_loop(self) -> bool:
@@ -181,11 +200,18 @@ class ThreadScheduler:
         self._next_worker = 1
         #: How many times the baton changed hands (for the benchmark).
         self.switches = 0
+        #: While exploring or replaying a schedule: makes every choice (see
+        #: :mod:`pytest_flows.schedule`); ``seed`` is then nonzero so every switch
+        #: point is one.
+        self.chooser: Chooser | None = None
+        #: Bumped for each run under a schedule (see :meth:`submit`).
+        self.epoch = 0
 
     # -- joining and leaving ---------------------------------------------------------
     def _new(self, name: str) -> Participant:
         self._next_seq += 1
         p = Participant(self, name, self._next_seq)
+        p.epoch = self.epoch
         p.priority = self._rng.random()
         return p
 
@@ -237,7 +263,12 @@ class ThreadScheduler:
         one. The seed decides whether it runs at once."""
         me = current()
         with self._mutex:
-            worker = self._idle.pop() if self._idle else None
+            # Under a schedule, a run reuses only its own workers: every run of an
+            # exploration then starts alike and the schedule replays.
+            idle = [p for p in self._idle if p.epoch == self.epoch]
+            worker = idle[-1] if idle else None
+            if worker is not None:
+                self._idle.remove(worker)
         if worker is None:
             worker = self._new(f"pytest-flows-worker-{self._next_worker}")
             self._next_worker += 1
@@ -312,6 +343,8 @@ class ThreadScheduler:
         nxt = self._choose(me, handoff=handoff, yielding=why == "yield")
         if nxt is not me:
             self._transfer(me, nxt)
+        if why == "lock":  # the acquire that follows touches a primitive others use
+            record_access("sync:lock", write=True)
 
     def block(
         self,
@@ -376,17 +409,52 @@ class ThreadScheduler:
         others = self._ready(exclude=me)
         if not others:
             return me
+        if self.chooser is not None:
+            default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
+            return self._chosen(default, [me, *others])
         if self.seed == 0:
-            if handoff is not None and handoff in others:
-                return handoff
-            if yielding or me.is_loop:
-                # The loop's turn (and sleep(0)) lets runnable threads go first, as
-                # they would have run meanwhile on a real pool.
-                workers = [p for p in others if not p.is_loop] or others
-                later = [p for p in workers if p.seq > me.seq]
-                return (later or workers)[0]
-            return me
+            return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
         return self._pick([me, *others])
+
+    @staticmethod
+    def _seed_zero_choice(
+        me: Participant,
+        others: list[Participant],
+        *,
+        handoff: Participant | None,
+        yielding: bool,
+    ) -> Participant:
+        if handoff is not None and handoff in others:
+            return handoff
+        if yielding or me.is_loop:
+            # The loop's turn (and sleep(0)) lets runnable threads go first, as
+            # they would have run meanwhile on a real pool.
+            workers = [p for p in others if not p.is_loop] or others
+            later = [p for p in workers if p.seq > me.seq]
+            return (later or workers)[0]
+        return me
+
+    def _chosen(self, default: Participant, candidates: list[Participant]) -> Participant:
+        """The schedule's choice: options are the seed-0 choice, then the others by seq."""
+        assert self.chooser is not None
+        rest = sorted((p for p in candidates if p is not default), key=lambda p: p.seq)
+        options = [default, *rest]
+        seqs = [p.seq for p in options]
+        now = self.clock.monotonic()
+        due = self._next_deadline()
+        if due is not None and now < due <= now + MAX_DESCHEDULE:
+            # As with seeds: every ready thread may be held back while the clock runs
+            # to a deadline that is near (seq 0 stands for "the clock").
+            seqs.append(0)
+        if len(seqs) == 1:
+            return default
+        index = self.chooser.pick("thread", tuple(seqs))
+        if index == len(options):
+            assert due is not None
+            self.clock.advance_to(due)
+            ready = [p for p in self._ready() if p in candidates or p.ready(due)]
+            return self._chosen(default if default in ready else ready[0], ready)
+        return options[index]
 
     def _pick(self, candidates: list[Participant]) -> Participant:
         """The seeded choice (seeds other than 0): the ready thread of highest priority.
@@ -419,6 +487,9 @@ class ThreadScheduler:
         while True:
             ready = self._ready()
             if ready:
+                if self.chooser is not None:
+                    workers = [p for p in ready if not p.is_loop]
+                    return self._chosen((workers or ready)[0], ready)
                 if self.seed == 0:
                     workers = [p for p in ready if not p.is_loop]
                     return (workers or ready)[0]
@@ -478,6 +549,14 @@ class ThreadScheduler:
             nxt = ready[0]
             self._holder = nxt
         nxt._wake.release()
+
+    def attach(self) -> None:
+        """A test (or a run outside one) starts using this scheduler (again)."""
+        with self._mutex:
+            if self.detached:
+                self.detached = False
+                self._aborted = None
+                self._idle = []
 
     def detach(self) -> None:
         """The test is over: every participant still parked runs on as an ordinary thread."""

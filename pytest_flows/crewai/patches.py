@@ -20,6 +20,7 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
+from pytest_flows.crewai.state_access import observed
 from pytest_flows.threads import switch_point
 
 __all__ = [
@@ -75,7 +76,7 @@ def state_switch_points() -> Iterator[None]:
 
     def state(self: Any) -> Any:
         switch_point("flow state")
-        return getter(self)
+        return observed(self, getter(self))
 
     with _replaced(Flow, "state", property(state, _original_state.fset, _original_state.fdel)):
         yield
@@ -191,6 +192,15 @@ def is_router(flow: Any, method: str) -> bool:
     return bool(definition is not None and definition.router)
 
 
+def _supported_range() -> str:
+    from importlib.metadata import version
+
+    from pytest_flows.adapters import ADAPTERS
+
+    spec = next(s for s in ADAPTERS if s.framework == "crewai")
+    return f"{spec.supported} (installed: crewai {version('crewai')})"
+
+
 def check_patch_points() -> None:
     """Raise AssertionError naming every private crewai seam of the harness that moved.
 
@@ -223,7 +233,9 @@ def check_patch_points() -> None:
         problems.append("Flow.state is no longer a property")
     if problems:
         raise AssertionError(
-            "pytest-flows' crewai patch points moved (crewai upgrade?): " + "; ".join(problems)
+            "pytest-flows' crewai patch points moved (crewai upgrade?): "
+            + "; ".join(problems)
+            + f". pytest-flows supports {_supported_range()}."
         )
     check_fake_patch_points()
     check_human_patch_points()

@@ -1,0 +1,128 @@
+"""Which state fields each flow method reads and writes, while a schedule is explored.
+
+crewai hands parallel listeners the one shared ``flow.state``; while a schedule is
+explored or replayed, user code reading ``self.state`` gets a thin view that tells
+the schedule (:func:`pytest_flows.threads.record_access`) about every field it
+reads or writes. crewai's own reads get the real object, so persistence, events
+and ``model_dump`` see nothing new. A read of a field holding a container (list,
+dict, set, nested model) counts as a write too: the caller may mutate it in place.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pytest_flows.threads import current, record_access
+
+__all__ = ["StateView", "observed", "user_frame"]
+
+# Installed packages only: a user's own "tests/crewai/" folder is user code.
+_INTERNAL = (
+    "-packages/crewai/",
+    "/pytest_flows/",
+    "-packages/pydantic/",
+    "/asyncio/",
+    "/concurrent/",
+)
+_MUTABLE = (list, dict, set, bytearray)
+
+
+def user_frame(depth: int = 2) -> Any:
+    """The innermost frame outside crewai, pydantic and the harness (None if there is none)."""
+    frame: Any = sys._getframe(depth)
+    while frame is not None and any(part in frame.f_code.co_filename for part in _INTERNAL):
+        frame = frame.f_back
+    return frame
+
+
+def _where(frame: Any) -> str:
+    name = frame.f_code.co_filename.rsplit("/", 1)[-1]
+    return f"{name}:{frame.f_lineno}"
+
+
+def _method_of(flow: Any, frame: Any) -> str:
+    methods = getattr(flow, "_methods", {})
+    while frame is not None:
+        if frame.f_code.co_name in methods and frame.f_locals.get("self") is flow:
+            return str(frame.f_code.co_name)
+        frame = frame.f_back
+    return ""
+
+
+def observed(flow: Any, state: Any) -> Any:
+    """``state`` itself for crewai's own reads; a recording view for user code while a
+    schedule is explored."""
+    me = current()
+    if me is None or me.sched.chooser is None:
+        return state
+    frame: Any = sys._getframe(2)  # whoever read flow.state
+    if any(part in frame.f_code.co_filename for part in _INTERNAL):
+        return state
+    method = _method_of(flow, frame)
+    if method:
+        me.sched.chooser.methods[me.seq] = method
+    return StateView(state, _where(frame))
+
+
+def _mutable(value: Any) -> bool:
+    return isinstance(value, _MUTABLE) or hasattr(value, "model_fields")
+
+
+class StateView:
+    """Forwards to the flow's state, recording field reads and writes."""
+
+    __slots__ = ("_flows_state", "_flows_where")
+
+    def __init__(self, state: Any, where: str) -> None:
+        object.__setattr__(self, "_flows_state", state)
+        object.__setattr__(self, "_flows_where", where)
+
+    def _note(self, key: str, *, write: bool, value: Any = None) -> None:
+        where = self._flows_where
+        frame = user_frame(3)
+        if frame is not None:
+            where = _where(frame)
+        record_access(f"state.{key}", write=write or _mutable(value), where=where)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._flows_state, name)
+        if not callable(value) or _mutable(value):
+            self._note(name, write=False, value=value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._note(name, write=True)
+        setattr(self._flows_state, name, value)
+
+    def __getitem__(self, key: Any) -> Any:
+        value = self._flows_state[key]
+        self._note(str(key), write=False, value=value)
+        return value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._note(str(key), write=True)
+        self._flows_state[key] = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = self._flows_state.get(key, default)
+        self._note(str(key), write=False, value=value)
+        return value
+
+    def __contains__(self, key: Any) -> bool:
+        self._note(str(key), write=False)
+        return key in self._flows_state
+
+    def __iter__(self) -> Any:
+        return iter(self._flows_state)
+
+    def __len__(self) -> int:
+        return len(self._flows_state)
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self._flows_state == other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._flows_state)

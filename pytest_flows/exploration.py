@@ -1,0 +1,264 @@
+"""Systematic exploration: every schedule of a flow up to reduction, each outcome replayable.
+
+:func:`explore_schedules` runs the flow again and again under a
+:class:`~pytest_flows.schedule.Chooser`, depth first over the choice points the
+previous runs recorded. The reduction is dynamic partial-order reduction in its
+simplest form (Flanagan and Godefroid): an alternative at a thread choice point is
+tried only if some later step of that thread touched a state field or sync object
+that a step of another thread, taken from that point, also touched with a write.
+Threads that touch nothing another thread touches are therefore never
+interleaved. Order choice points (``or_`` racer start order, Agent Framework
+delivery order) are always tried in full.
+
+``strategy="pct"`` instead runs ``runs`` random schedules (probabilistic
+concurrency testing: ``depth`` priority change points per run) drawn from the
+test's seed, for flows too large to enumerate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pytest_flows.conflicts import Conflict, conflicts_in
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.run import FlowRun
+from pytest_flows.schedule import Choice, Chooser, Step
+from pytest_flows.trace import without_addresses
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+    from pytest_flows.snapshot import _Block
+
+__all__ = ["Exploration", "Outcome", "explore_schedules", "outcome_key"]
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One distinct outcome: output, final state and error (the race results, if any).
+
+    ``schedule`` replays the first schedule that produced it; ``schedules`` counts them.
+    """
+
+    text: str
+    schedule: str
+    run: FlowRun
+    schedules: int = 1
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclasses.dataclass
+class Exploration:
+    """What :func:`~pytest_flows.explore` found. ``assert exploration == snapshot``
+    stores the outcome texts and conflicts (not schedule strings or counts, which
+    depend on the reduction), so the snapshot says what the flow *can* do."""
+
+    complete: bool
+    outcomes: list[Outcome]
+    schedules_run: int
+    conflicts: list[Conflict]
+    strategy: str = "dfs"
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    def __iter__(self) -> Any:
+        return iter(self.outcomes)
+
+    @property
+    def texts(self) -> list[str]:
+        return [o.text for o in self.outcomes]
+
+    def _block(self) -> _Block:
+        from pytest_flows.snapshot import _Block
+
+        status = "complete" if self.complete else "incomplete"
+        lines: list[str | _Block] = [f"outcome: {o.text}" for o in self.outcomes]
+        lines.extend(f"conflict: {c.render()}" for c in self.conflicts)
+        return _Block(f"Exploration ({status})", lines)
+
+    def render(self) -> str:
+        """The snapshot text: whether it is complete, each outcome, each conflict."""
+        return "\n".join(self._block().lines())
+
+    def __str__(self) -> str:
+        status = "complete" if self.complete else "stopped before it was complete"
+        lines = [
+            f"{len(self.outcomes)} outcome(s) over {self.schedules_run} schedule(s), {status}:"
+        ]
+        lines.extend(f"  {o.text}  <- schedule {o.schedule!r}" for o in self.outcomes)
+        lines.extend(f"  conflict {c.render()}" for c in self.conflicts)
+        return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, dict):
+        # crewai's state id is a fresh uuid per run: not part of what the run did.
+        return {str(k): _plain(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return without_addresses(repr(value))
+
+
+def outcome_key(run: FlowRun) -> str:
+    """What distinguishes one outcome from another: output, final state, error, races."""
+    from pytest_flows.races import races
+
+    parts = [f"output={json.dumps(_plain(run.output), sort_keys=True, default=str)}"]
+    if run.state is not None:
+        parts.append(f"state={json.dumps(_plain(run.state), sort_keys=True, default=str)}")
+    parts.extend(race.render() for race in races(run))
+    if run.error is not None:
+        message = without_addresses(f"{type(run.error).__name__}: {run.error}")
+        parts.append("error " + message.replace("\n", "\\n"))
+    return " | ".join(parts)
+
+
+@dataclasses.dataclass
+class _Node:
+    choice: Choice
+    backtrack: set[int]
+    done: set[int]
+
+
+def _dependent(a: Step, b: Step) -> bool:
+    return bool(
+        a.writes.keys() & (b.reads.keys() | b.writes.keys()) or b.writes.keys() & a.reads.keys()
+    )
+
+
+def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:
+    for node in tree:
+        if node.choice.kind != "thread" or not reduction:
+            node.backtrack.update(range(len(node.choice.options)))
+        elif 0 in node.choice.options:  # letting the clock run first is always a choice
+            node.backtrack.add(node.choice.options.index(0))
+    if not reduction:
+        return
+    steps = chooser.steps
+    for j, later in enumerate(steps):
+        if not (later.reads or later.writes):
+            continue
+        for i in range(j - 1, -1, -1):
+            earlier = steps[i]
+            if earlier.thread == later.thread or not _dependent(earlier, later):
+                continue
+            at = earlier.choice
+            if at < 0:
+                break
+            node = tree[at]
+            options = node.choice.options
+            if node.choice.kind == "thread" and later.thread in options:
+                node.backtrack.add(options.index(later.thread))
+            else:
+                node.backtrack.update(range(len(options)))
+            break
+
+
+def _next_prefix(tree: list[_Node]) -> list[int] | None:
+    for k in range(len(tree) - 1, -1, -1):
+        node = tree[k]
+        pending = sorted(node.backtrack - node.done)
+        if pending:
+            choice = pending[0]
+            node.done.add(choice)
+            node.choice = dataclasses.replace(node.choice, index=choice)
+            del tree[k + 1 :]
+            return [n.choice.index for n in tree]
+    return None
+
+
+class _PctChooser(Chooser):
+    """PCT: thread options get random priorities; ``depth`` times the running thread's
+    priority drops below everyone's. Order choice points pick uniformly."""
+
+    def __init__(self, rng: random.Random, depth: int, length: int) -> None:
+        super().__init__([])
+        self._rng = rng
+        self._priority: dict[int, float] = {}
+        self._changes = set(rng.sample(range(max(length, depth)), depth)) if depth else set()
+        self._low = 0.0
+
+    def pick(self, kind: str, options: tuple[int, ...]) -> int:
+        at = len(self.choices)
+        if kind == "thread":
+            for seq in options:
+                self._priority.setdefault(seq, self._rng.random() + 1)
+            index = max(range(len(options)), key=lambda i: self._priority[options[i]])
+            if at in self._changes:
+                self._low -= 1
+                self._priority[options[index]] = self._low
+                index = max(range(len(options)), key=lambda i: self._priority[options[i]])
+        else:
+            index = self._rng.randrange(len(options))
+        self.prefix.append(index)
+        return super().pick(kind, options)
+
+
+def explore_schedules(
+    flows: FlowsSession,
+    make_run: Callable[[], FlowRun],
+    *,
+    max_schedules: int,
+    reduction: bool = True,
+    strategy: str = "dfs",
+    depth: int = 3,
+    runs: int = 100,
+) -> Exploration:
+    """Run ``make_run`` under schedule after schedule (see the module docstring)."""
+    by_text: dict[str, Outcome] = {}
+    choosers: list[Chooser] = []
+
+    def one(chooser: Chooser) -> None:
+        with flows.scheduler.following(chooser):
+            run = make_run()
+        choosers.append(chooser)
+        text = outcome_key(run)
+        seen = by_text.get(text)
+        if seen is None:
+            by_text[text] = Outcome(text, chooser.schedule, run)
+        else:
+            seen.schedules += 1
+
+    complete = False
+    if strategy == "pct":
+        rng = random.Random(f"pytest-flows-pct:{flows.seed}:{flows.test_id}")
+        length = 0
+        for _ in range(min(runs, max_schedules)):
+            drawn = _PctChooser(rng, depth, length)
+            one(drawn)
+            length = max(length, len(drawn.choices))
+    elif strategy == "dfs":
+        tree: list[_Node] = []
+        prefix: list[int] | None = []
+        while prefix is not None and len(choosers) < max_schedules:
+            chooser = Chooser(prefix)
+            one(chooser)
+            fresh = [_Node(c, {c.index}, {c.index}) for c in chooser.choices[len(tree) :]]
+            tree.extend(fresh)
+            _add_backtracks(chooser, tree, reduction)
+            prefix = _next_prefix(tree)
+        complete = prefix is None
+    else:
+        raise FlowsUsageError(
+            f"explore(..., strategy={strategy!r}): the strategies are 'dfs' (the default: "
+            "every schedule up to reduction) and 'pct' (random schedules, for large flows)."
+        )
+    outcomes = sorted(by_text.values(), key=lambda o: o.text)
+    return Exploration(
+        complete=complete,
+        outcomes=outcomes,
+        schedules_run=len(choosers),
+        conflicts=conflicts_in(choosers),
+        strategy=strategy,
+    )

@@ -1,0 +1,142 @@
+"""Flows with planted concurrency bugs, each with a correct twin: the exploration corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from crewai.flow.flow import Flow, listen, or_, start
+from pydantic import BaseModel, Field
+
+
+class Slots(BaseModel):
+    items: list[str] = Field(default_factory=list)
+
+
+class CheckThenWrite(Flow[Slots]):
+    """Two listeners each add themselves if the list has room for one more: both may."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    def _claim(self, who: str) -> None:
+        if len(self.state.items) < 1:
+            time.sleep(0.01)
+            self.state.items.append(who)
+
+    @listen(begin)
+    def left(self) -> None:
+        self._claim("left")
+
+    @listen(begin)
+    def right(self) -> None:
+        self._claim("right")
+
+
+class CheckThenWriteSafe(CheckThenWrite):
+    """The twin: one method decides, in one step, who gets the slot."""
+
+    @listen("begin")
+    def left(self) -> None:
+        return None
+
+    @listen("begin")
+    def right(self) -> None:
+        return None
+
+    @listen(begin := "begin")
+    def decide(self) -> None:
+        if not self.state.items:
+            self.state.items.append("decider")
+
+
+class Verdict(BaseModel):
+    seen: str = ""
+    note: str = ""
+
+
+class LateLoser(Flow[Verdict]):
+    """An or_ race whose losing racer writes state after the winner's listener read it."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def fast(self) -> None:
+        time.sleep(0.01)
+
+    @listen(begin)
+    def slow(self) -> None:
+        time.sleep(0.01)
+        self.state.note = "slow was here"
+
+    @listen(or_(fast, slow))
+    def crown(self) -> None:
+        self.state.seen = self.state.note or "nothing"
+
+
+class QuietLoser(LateLoser):
+    """The twin: racers only return values; the listener reads nothing they write."""
+
+    @listen("begin")
+    def slow(self) -> None:
+        time.sleep(0.01)
+
+    @listen(or_("fast", "slow"))
+    def crown(self) -> None:
+        self.state.seen = "crowned"
+
+
+class Three(Flow):
+    """Three equal async racers: each can win."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    async def a(self) -> str:
+        await asyncio.sleep(1)
+        return "a"
+
+    @listen(begin)
+    async def b(self) -> str:
+        await asyncio.sleep(1)
+        return "b"
+
+    @listen(begin)
+    async def c(self) -> str:
+        await asyncio.sleep(1)
+        return "c"
+
+    @listen(or_(a, b, c))
+    def crown(self) -> str:
+        return "crowned"
+
+
+class Own(BaseModel):
+    a: int = 0
+    b: int = 0
+    c: int = 0
+
+
+class OwnFields(Flow[Own]):
+    """Three parallel listeners, each writing only its own field: nothing to interleave."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def one(self) -> None:
+        self.state.a = self.state.a + 1
+
+    @listen(begin)
+    def two(self) -> None:
+        self.state.b = self.state.b + 1
+
+    @listen(begin)
+    def three(self) -> None:
+        self.state.c = self.state.c + 1

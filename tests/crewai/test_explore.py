@@ -1,0 +1,76 @@
+"""explore(): every schedule of a flow up to reduction, each outcome replayable."""
+
+from __future__ import annotations
+
+import pytest
+from explore_flows import CheckThenWrite, LateLoser, OwnFields, Three
+
+from pytest_flows import FlowsSession, explore
+from pytest_flows.errors import FlowsUsageError
+from pytest_flows.exploration import Exploration, outcome_key
+from pytest_flows.races import race_of
+
+
+def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
+    for outcome in found.outcomes:
+        again = flows.run(target, schedule=outcome.schedule, raise_on_error=False)
+        assert outcome_key(again) == outcome.text
+        assert again.schedule == outcome.schedule
+
+
+def test_check_then_write_finds_both_outcomes_and_the_conflict(flows: FlowsSession) -> None:
+    # Not complete within 300 schedules yet (the reduction counts crewai's own locks).
+    found = explore(flows, CheckThenWrite, max_schedules=300)
+    items = sorted(o.run.state.items for o in found.outcomes)
+    assert ["left", "right"] in items and ["right", "left"] in items  # both got the slot
+    assert any(len(i) == 1 for i in items)  # the correct outcome is reachable too
+    fields = {(c.field, c.first, c.second) for c in found.conflicts}
+    assert ("state.items", "left", "right") in fields
+    _replays(flows, CheckThenWrite, found)
+
+
+def test_independent_fields_explore_in_one_schedule(flows: FlowsSession) -> None:
+    reduced = explore(flows, OwnFields, max_schedules=50)
+    assert reduced.complete and reduced.schedules_run == 1
+    assert [o.run.state.model_dump(exclude={"id"}) for o in reduced] == [{"a": 1, "b": 1, "c": 1}]
+    assert reduced.conflicts == []
+    full = explore(flows, OwnFields, max_schedules=50, reduction=False)
+    assert full.schedules_run > reduced.schedules_run
+
+
+def test_three_equal_async_racers_each_win(flows: FlowsSession) -> None:
+    found = explore(flows, Three, max_schedules=50)
+    assert found.complete
+    assert {race_of(o.run).won for o in found.outcomes} == {"a", "b", "c"}
+    _replays(flows, Three, found)
+
+
+def test_late_loser_race_is_explored_completely(flows: FlowsSession) -> None:
+    found = explore(flows, LateLoser, max_schedules=300)
+    assert found.complete
+    assert {race_of(o.run).won for o in found.outcomes} == {"fast", "slow"}
+    # The bug: crown read the note before or after the losing racer wrote it.
+    assert {o.run.state.seen for o in found.outcomes} == {"nothing", "slow was here"}
+    assert ("state.note", "crown", "slow") in {
+        (c.field, c.first, c.second) for c in found.conflicts
+    }
+    _replays(flows, LateLoser, found)
+
+
+def test_a_schedule_that_does_not_fit_says_so(flows: FlowsSession) -> None:
+    with pytest.raises(FlowsUsageError, match="does not fit this run"):
+        flows.run(OwnFields, schedule="szzzz")
+    with pytest.raises(FlowsUsageError, match="a string like 's0102'"):
+        flows.run(OwnFields, schedule="0102")
+
+
+def test_the_default_schedule_is_seed_zero(flows: FlowsSession) -> None:
+    plain = flows.run(CheckThenWrite)
+    replayed = flows.run(CheckThenWrite, schedule="s")
+    assert outcome_key(plain) == outcome_key(replayed)
+
+
+def test_exploration_text_is_stable(flows: FlowsSession) -> None:
+    first = explore(flows, Three, max_schedules=50).render()
+    assert first == explore(flows, Three, max_schedules=50).render()
+    assert first.startswith("Exploration (complete)")
