@@ -87,7 +87,7 @@ def current() -> Participant | None:
     until it lets go.
     """
     stack = _stack()
-    while stack and stack[-1].sched.detached:
+    while stack and stack[-1].let_go:
         stack.pop()
     return stack[-1] if stack else None
 
@@ -131,6 +131,7 @@ class Participant:
         "done",
         "epoch",
         "error",
+        "generation",
         "ident",
         "idle",
         "job",
@@ -159,9 +160,15 @@ class Participant:
         self.error: BaseException | None = None
         self.loops: list[asyncio.AbstractEventLoop] = []
         self.job: Callable[[], None] | None = None  # a pool thread's next work item
+        self.generation = 0  # the scheduler's generation when this thread joined
         self.priority = 0.0  # seeds other than 0: who runs first among ready threads
         self.idle = False
         self.epoch = 0
+
+    @property
+    def let_go(self) -> bool:
+        """Whether the scheduler let go of this thread (its test ended): an ordinary thread."""
+        return self.generation != self.sched.generation
 
     @property
     def is_loop(self) -> bool:
@@ -196,6 +203,8 @@ class ThreadScheduler:
         self._next_seq = 0
         self._aborted: BaseException | None = None
         self.detached = False
+        #: Bumped by each :meth:`detach`: threads of an earlier generation were let go.
+        self.generation = 0
         self._idle: list[Participant] = []
         self._next_worker = 1
         #: How many times the baton changed hands (for the benchmark).
@@ -211,6 +220,7 @@ class ThreadScheduler:
     def _new(self, name: str) -> Participant:
         self._next_seq += 1
         p = Participant(self, name, self._next_seq)
+        p.generation = self.generation
         p.epoch = self.epoch
         p.priority = self._rng.random()
         return p
@@ -286,7 +296,7 @@ class ThreadScheduler:
     def _work(self, me: Participant) -> None:
         self.begin(me)
         try:
-            while not self.detached:
+            while not me.let_go:
                 job, me.job = me.job, None
                 if job is not None:
                     job()
@@ -359,7 +369,7 @@ class ThreadScheduler:
                 return True
             if deadline is not None and self.clock.monotonic() >= deadline:
                 return False
-            if self.detached:
+            if me.let_go:
                 return False  # the caller sees current() is None and waits for real
             if self._aborted is not None:
                 self._check_abort(me)
@@ -534,7 +544,7 @@ class ThreadScheduler:
 
     def _park(self, me: Participant) -> None:
         me._wake.acquire()
-        if not self.detached:
+        if not me.let_go:
             self._check_abort(me)
 
     def poke(self) -> None:
@@ -551,19 +561,21 @@ class ThreadScheduler:
         nxt._wake.release()
 
     def attach(self) -> None:
-        """A test (or a run outside one) starts using this scheduler (again)."""
+        """A test (or a run outside one) starts using this scheduler (again); threads let
+        go by an earlier :meth:`detach` stay ordinary threads."""
         with self._mutex:
             if self.detached:
                 self.detached = False
                 self._aborted = None
-                self._idle = []
 
     def detach(self) -> None:
         """The test is over: every participant still parked runs on as an ordinary thread."""
         with self._mutex:
             self.detached = True
+            self.generation += 1
             parked = [p for p in self._parts if p is not self._holder]
             self._parts.clear()
+            self._idle.clear()
             self._holder = None
         for p in parked:
             _wake(p)
