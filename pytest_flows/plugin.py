@@ -39,7 +39,7 @@ FLOWS_FIXTURES = frozenset(
     {"flows", "flow_store", "fake_llm", "fake_crews", "fake_tools", "human", "conversation"}
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
-MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget")
+MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races")
 
 _RESTORE = pytest.StashKey[list[Any]]()
 _MODE = pytest.StashKey[str]()
@@ -58,6 +58,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _schedule(text: str) -> str:
+    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows.schedule import decode
+
+    try:
+        decode(text)
+    except FlowsUsageError as exc:
+        raise argparse.ArgumentTypeError(f"--flows-schedule: {exc}") from None
+    return text
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("flows", "pytest-flows: deterministic agentic flow tests")
     group.addoption(
@@ -67,6 +78,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="scheduler seed: picks which of the orders the runtime allows is used "
         "(default 0: the runtime's own submission order)",
+    )
+    group.addoption(
+        "--flows-schedule",
+        type=_schedule,
+        default=None,
+        metavar="S",
+        help="replay one schedule explore() reported (e.g. s0102) in every flows run",
     )
     group.addoption(
         "--flows-all",
@@ -89,6 +107,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="test",
     )
     parser.addini("flows_seed", "default scheduler seed", default="0")
+    parser.addini("flows_races", "off, warn or fail: what a state race does", default="off")
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
     syrupy_extension.addoption(parser)
     recording.addoption(parser)
@@ -106,7 +125,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "flows(seed=None, allow_hosts=(), console=False, budget=None): run this test on the "
+        "flows(seed=None, allow_hosts=(), console=False, budget=None, schedule=None, "
+        "races='off'): run this test on the "
         "pytest-flows "
         "harness (deterministic loop, fixed ids and clock, offline) with these settings",
     )
@@ -275,19 +295,47 @@ def _session_for(item: pytest.Item) -> FlowsSession:
     hosts = [*config.getini("flows_allow_hosts"), *marked]
     from pytest_flows.session import FlowsSession  # pydantic and friends: only when used
 
-    return FlowsSession(
+    session = FlowsSession(
         seed=seed,
         test_id=item.nodeid,
         console=bool(settings.get("console", _console_default(item))),
         allow_hosts=hosts,
         budget=settings.get("budget"),
     )
+    _explore_settings(item, settings, session)
+    return session
+
+
+def _explore_settings(item: pytest.Item, settings: dict[str, Any], session: FlowsSession) -> None:
+    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows.race_check import check_mode
+    from pytest_flows.schedule import decode
+
+    try:
+        schedule = settings.get("schedule", item.config.getoption("flows_schedule"))
+        if schedule is not None:
+            decode(schedule)
+        races = settings.get("races", str(item.config.getini("flows_races")).strip() or "off")
+        session.schedule, session.races = schedule, check_mode(races, "@pytest.mark.flows")
+    except FlowsUsageError as exc:
+        raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _wants_harness(item):
         item.stash[SESSION_KEY] = _session_for(item).open()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    result = yield
+    session = item.stash.get(SESSION_KEY, None)
+    if session is not None:
+        from pytest_flows.race_check import check
+
+        check(session)  # races="fail": a state race the runs showed fails the test
+    return result
 
 
 @pytest.hookimpl(hookwrapper=True)

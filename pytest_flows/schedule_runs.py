@@ -24,12 +24,14 @@ def following_schedule(session: FlowsSession, schedule: str | None) -> Iterator[
         yield scheduler.threads.chooser
         return
     text = schedule if schedule is not None else session.schedule
-    if text is None and not getattr(session, "races", None):
+    if text is None and getattr(session, "races", "off") == "off":
         yield None
         return
     chooser = Chooser(decode(text or "s"), schedule=text or "s")
     with scheduler.following(chooser):
         yield chooser
+    if getattr(session, "races", None) not in (None, "off"):
+        session.recorded_schedules.append(chooser)
 
 
 def noted(run: FlowRun, chooser: Chooser | None) -> FlowRun:

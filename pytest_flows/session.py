@@ -48,6 +48,9 @@ class FlowsSession:
         self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
         #: @pytest.mark.flows(schedule=...) / --flows-schedule: every run replays it.
         self.schedule: str | None = None
+        #: @pytest.mark.flows(races=...) / ini flows_races: "off", "warn" or "fail".
+        self.races = "off"
+        self.recorded_schedules: list[Any] = []  # what the runs accessed (races != "off")
         self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
         self.test_id = test_id
         self.console = console
@@ -211,9 +214,7 @@ class FlowsSession:
                 # deterministic loop in a helper thread and await the result.
                 ctx = contextvars.copy_context()
                 with ThreadPoolExecutor(1, thread_name_prefix="pytest-flows-run") as pool:
-                    future = pool.submit(
-                        ctx.run, self._run_blocking, adapter, target, args, kwargs
-                    )
+                    future = pool.submit(ctx.run, self._run_blocking, adapter, target, args, kwargs)
                     result = await asyncio.wrap_future(future)
         return self._finish(within_budget(noted(result, chooser), limits), raise_on_error)
 

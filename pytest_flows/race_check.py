@@ -1,0 +1,56 @@
+"""``@pytest.mark.flows(races="fail")``: a state race any run of the test showed fails it.
+
+Every ``flows.run`` of such a test records which state fields each method read and
+wrote (it follows the default schedule, so it behaves as with seed 0). After the
+test body, :func:`check` turns the conflicts into an ``AssertionError`` that names
+the field, both methods and their source lines, and says how to see the outcomes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pytest_flows.conflicts import conflicts_in
+from pytest_flows.errors import FlowsUsageError
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
+
+__all__ = ["MODES", "check", "check_mode"]
+
+MODES = ("off", "warn", "fail")
+
+
+def check_mode(value: object, where: str) -> str:
+    """``value`` if it is a races mode, else a usage error naming ``where``."""
+    if value not in MODES:
+        raise FlowsUsageError(
+            f"{where}: races is one of {', '.join(map(repr, MODES))}, got {value!r}; "
+            "e.g. @pytest.mark.flows(races='fail')."
+        )
+    return str(value)
+
+
+def check(session: FlowsSession) -> None:
+    """Fail (or warn) if the runs of this test showed a state race."""
+    mode = getattr(session, "races", "off") or "off"
+    recorded = getattr(session, "recorded_schedules", [])
+    if mode == "off" or not recorded:
+        return
+    found = conflicts_in(recorded)
+    if not found:
+        return
+    lines = [f"pytest-flows found {len(found)} state race(s) in this test's runs:"]
+    lines.extend(f"  {conflict.render()}" for conflict in found)
+    lines.append(
+        "explore(flows, MyFlow) runs every schedule and lists the outcomes they lead to, "
+        "each with a schedule string that replays it (flows.run(MyFlow, schedule=...)). "
+        "Guard the field with a lock, give each method its own field, or order the "
+        "methods with @listen."
+    )
+    message = "\n".join(lines)
+    if mode == "fail":
+        raise AssertionError(message)
+    import warnings
+
+    warnings.warn(message, stacklevel=1)
