@@ -286,14 +286,13 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         def work() -> None:
             try:
                 result = func(*args)
-            except FlowsAborted:
+            except FlowsAborted:  # the run deadlocked: nobody awaits this any more
+                self._post(self._worker_exited, None, None, None)
                 raise
             except BaseException as exc:  # the callable's own error goes to its awaiter
-                self._post(self._settle, future, None, exc)
+                self._post(self._worker_exited, future, None, exc)
             else:
-                self._post(self._settle, future, result, None)
-            finally:
-                self._post(self._worker_exited)
+                self._post(self._worker_exited, future, result, None)
 
         # Work handed to a thread runs even if its awaiter is cancelled
         # meanwhile, as in a real pool: only the result is dropped.
@@ -303,18 +302,24 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
 
     def _post(self, callback: Callable[..., None], *args: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            self.call_soon_threadsafe(callback, *args)
+            if self._driver() is not None and not self.is_closed():
+                # The loop's thread is parked in the scheduler while this one runs, and
+                # the scheduler wakes it for a non-empty ready queue: no need to write
+                # to its wake-up pipe (a system call a work item).
+                self.call_soon(callback, *args)
+            else:
+                self.call_soon_threadsafe(callback, *args)
 
-    @staticmethod
-    def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-        if future.cancelled():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def _worker_exited(self) -> None:
+    def _worker_exited(
+        self, future: asyncio.Future[Any] | None, result: Any, error: BaseException | None
+    ) -> None:
+        # Work handed to a thread runs even if its awaiter was cancelled, as in a real
+        # pool: only the result is dropped.
+        if future is not None and not future.cancelled():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
         self._live_workers -= 1
         waiter = self._exit_waiter
         if self._live_workers <= 0 and waiter is not None and not waiter.done():
