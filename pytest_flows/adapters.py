@@ -53,6 +53,7 @@ class AdapterSpec:
     extra: str  # the pip extra that installs the framework
     describe: str  # what the adapter runs, for error messages
     environment: Mapping[str, str] = field(default_factory=dict)  # set before the import
+    supported: str = ""  # the distribution's versions the adapter is tested against
 
 
 ADAPTERS: tuple[AdapterSpec, ...] = (
@@ -68,6 +69,7 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
             "CREWAI_TESTING": "true",
             "CREWAI_DISABLE_VERSION_CHECK": "true",
         },
+        supported="crewai>=1.15.23,<1.16",
     ),
     AdapterSpec(
         framework="agent_framework",
@@ -75,6 +77,7 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
         extra="agent-framework",
         describe="an Agent Framework Workflow",
         environment={"AGENT_FRAMEWORK_DISABLE_TELEMETRY": "true"},
+        supported="agent-framework-core>=1.20,<1.24",
     ),
 )
 
@@ -91,12 +94,33 @@ def load_adapter(spec: AdapterSpec) -> Adapter | None:
             module = importlib.import_module(spec.module)
         except ModuleNotFoundError as exc:
             if exc.name != spec.module:
-                raise
+                raise unsupported(spec, exc) from exc
             return None  # adapter not written yet for this framework
+        except ImportError as exc:
+            raise unsupported(spec, exc) from exc
         adapter = module.ADAPTER
         adapter.configure()
         _loaded[spec.framework] = adapter
     return adapter
+
+
+def unsupported(spec: AdapterSpec, exc: ImportError) -> ImportError:
+    """``exc`` (a framework module or name the adapter needs is missing), naming the range."""
+    if not (exc.name or "").startswith(spec.framework) or not spec.supported:
+        return exc
+    from importlib.metadata import PackageNotFoundError, version
+
+    distribution = spec.supported.split(">")[0].split("<")[0].split("=")[0]
+    try:
+        installed = version(distribution)
+    except PackageNotFoundError:
+        installed = "unknown"
+    return ImportError(
+        f"pytest-flows' {spec.framework} adapter cannot load: {exc}. It supports "
+        f"{spec.supported}; {distribution} {installed} is installed. Install a supported "
+        f"version (pip install 'pytest-flows[{spec.extra}]').",
+        name=exc.name,
+    )
 
 
 def imported_adapters() -> list[Adapter]:

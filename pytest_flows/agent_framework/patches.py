@@ -356,6 +356,15 @@ def routed_chat_clients(route: ChatRoute) -> Iterator[None]:
 # -- upgrade guard ---------------------------------------------------------------------
 
 
+def _supported_range() -> str:
+    from importlib.metadata import version
+
+    from pytest_flows.adapters import ADAPTERS
+
+    spec = next(s for s in ADAPTERS if s.framework == "agent_framework")
+    return f"{spec.supported} (installed: agent-framework-core {version('agent-framework-core')})"
+
+
 def check_patch_points() -> None:
     """Raise AssertionError naming every private agent_framework seam that moved."""
     problems: list[str] = []
@@ -491,6 +500,7 @@ def check_patch_points() -> None:
         raise AssertionError(
             "pytest-flows' agent_framework patch points moved (agent-framework-core upgrade?): "
             + "; ".join(problems)
+            + f". pytest-flows supports {_supported_range()}."
         )
     from pytest_flows.agent_framework.tools import check_tool_seams  # tools imports this module
 
