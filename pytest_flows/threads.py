@@ -64,7 +64,6 @@ REAL_IO_PATIENCE = 60.0
 #: many virtual seconds (an OS deschedules a thread for a while, never for long).
 MAX_DESCHEDULE = 0.1
 
-_tls = threading.local()
 
 
 class FlowsAborted(BaseException):
@@ -72,11 +71,13 @@ class FlowsAborted(BaseException):
     Exception``)."""
 
 
+#: The participants each managed thread plays, innermost last, by thread id: every
+#: primitive asks on every call, and a dict lookup is the cheapest way to answer.
+_by_thread: dict[int, list[Participant]] = {}
+
+
 def _stack() -> list[Participant]:
-    stack: list[Participant] | None = getattr(_tls, "stack", None)
-    if stack is None:
-        stack = _tls.stack = []
-    return stack
+    return _by_thread.setdefault(_get_ident(), [])
 
 
 def current() -> Participant | None:
@@ -86,7 +87,9 @@ def current() -> Participant | None:
     flows test runs its own flows from a thread of the outer one): the inner one counts
     until it lets go.
     """
-    stack = _stack()
+    stack = _by_thread.get(_get_ident())
+    if not stack:
+        return None
     while stack and stack[-1].let_go:
         stack.pop()
     return stack[-1] if stack else None
@@ -248,6 +251,8 @@ class ThreadScheduler:
         stack = _stack()
         if p in stack:
             stack.remove(p)
+        if not stack:
+            _by_thread.pop(_get_ident(), None)
         with self._mutex:
             p.done = True
             if p in self._parts:
@@ -330,12 +335,13 @@ class ThreadScheduler:
         me = current()
         # Thread.start() waits for the new thread's bootstrap, which runs before any
         # managed code: both sides of that wait are real, so nothing can switch.
-        stack, _tls.stack = _stack(), []
+        ident = _get_ident()
+        stack = _by_thread.pop(ident, [])
         try:
             _real_thread_start(thread)
             child.begun.acquire()  # released once the child is parked, ready to be scheduled
         finally:
-            _tls.stack = stack
+            _by_thread[ident] = stack
         if me is not None:
             self.switch(me, handoff=child)
 
@@ -353,8 +359,11 @@ class ThreadScheduler:
         nxt = self._choose(me, handoff=handoff, yielding=why == "yield")
         if nxt is not me:
             self._transfer(me, nxt)
-        if why == "lock":  # the acquire that follows touches a primitive others use
-            record_access("sync:lock", write=True)
+        if why == "lock" and self.chooser is not None:
+            # The acquire that follows touches this lock (the seam's ``self``): only
+            # threads using the same lock are ordered by it.
+            lock = sys._getframe(1).f_locals.get("self")
+            record_access(f"sync:{id(lock):x}", write=True)
 
     def block(
         self,
