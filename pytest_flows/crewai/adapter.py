@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 
-from pytest_flows.crewai import patches
+from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.bus_handlers import scoped_handlers
 from pytest_flows.crewai.kickoff_args import (
     check_kickoff_args,
@@ -79,6 +79,9 @@ class CrewAIAdapter:
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             stack.enter_context(patches.state_switch_points())
+            # Real (recorded or replayed) LLM calls count in run.usage too.
+            stack.enter_context(callers.tracking())
+            stack.enter_context(callers.llm_uses())
             if not session.console:
                 stack.enter_context(_quiet_console())
             token = add_stream_sink(recorder)

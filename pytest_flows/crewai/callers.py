@@ -18,13 +18,14 @@ from typing import Any
 
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.flow_events import MethodExecutionStartedEvent
+from crewai.events.types.llm_events import LLMCallCompletedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
 from pytest_flows import usage
 from pytest_flows.trace import TraceEvent, render_value
 
-__all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "tool_uses", "tracking"]
+__all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "llm_uses", "tool_uses", "tracking"]
 
 _user_method: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "pytest_flows_user_method", default=None
@@ -70,6 +71,31 @@ def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
             else:
                 fields.append(("output", render_value(event.output, limit=80)))
             record(TraceEvent(kind="tool.used", name=str(event.tool_name), fields=tuple(fields)))
+
+    token = add_stream_sink(sink)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            reset_stream_sinks(token)
+
+
+@contextlib.contextmanager
+def llm_uses() -> Iterator[None]:
+    """Count the calls a real LLM answered (a replayed cassette, a recording) in
+    ``FlowRun.usage``, with the tokens the provider reported; the fake LLM counts its own."""
+
+    def sink(source: Any, event: Any) -> None:
+        if not isinstance(event, LLMCallCompletedEvent):
+            return
+        if type(source).__module__.startswith("pytest_flows."):
+            return
+        reported = event.usage or {}
+        tokens = reported.get("total_tokens") or (
+            int(reported.get("prompt_tokens") or 0) + int(reported.get("completion_tokens") or 0)
+        )
+        method = (_user_method.get() or ("", "-"))[1]
+        usage.note(method, llm_calls=1, tokens=int(tokens or 0), enforce=False)
 
     token = add_stream_sink(sink)
     try:

@@ -56,6 +56,11 @@ def test_a_flow_recorded_once_replays_offline_with_the_same_trace(
 
     assert replayed.trace.render() == recorded.trace.render()
     assert replayed.output == recorded.output == replayed.state["title"]
+    # The replayed calls count in run.usage, with the tokens the provider reported.
+    assert replayed.usage.llm_calls == recorded.usage.llm_calls == 3
+    # (the stand-in reports usage on its one non-streamed reply: 9 + 5 tokens)
+    assert replayed.usage.tokens == recorded.usage.tokens == 14
+    assert replayed.usage.by_method["outline"].tokens == 14
     assert (replay.play_count, replay.recorded_count) == (3, 0)
     assert len(server.requests) == 3
     text = path.read_text()
