@@ -102,4 +102,7 @@ def conflicts_in(choosers: Iterable[Chooser]) -> list[Conflict]:
         if len(seen) == 2:
             a, b = writes[(key, _first, _second)]
             found.add(_pair(key, a, b))
-    return sorted(found)
+    unique: dict[tuple[str, str, str], Conflict] = {}
+    for conflict in sorted(found):  # one per field and pair: the first lines found
+        unique.setdefault((conflict.field, conflict.first, conflict.second), conflict)
+    return list(unique.values())

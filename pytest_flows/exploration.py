@@ -141,8 +141,6 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
     for node in tree:
         if node.choice.kind != "thread" or not reduction:
             node.backtrack.update(range(len(node.choice.options)))
-        elif 0 in node.choice.options:  # letting the clock run first is always a choice
-            node.backtrack.add(node.choice.options.index(0))
     if not reduction:
         return
     steps = chooser.steps
@@ -151,18 +149,41 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
             continue
         for i in range(j - 1, -1, -1):
             earlier = steps[i]
-            if earlier.thread == later.thread or not _dependent(earlier, later):
+            if _same_task(earlier, later) or not _dependent(earlier, later):
                 continue
-            at = earlier.choice
-            if at < 0:
-                break
-            node = tree[at]
-            options = node.choice.options
-            if node.choice.kind == "thread" and later.thread in options:
-                node.backtrack.add(options.index(later.thread))
+            if earlier.thread == later.thread and earlier.choice >= 0:
+                # Two methods one pool thread ran in turn: had another thread (or the
+                # clock) run instead, the later method could have gone to another
+                # worker sooner.
+                node = tree[earlier.choice]
+                node.backtrack.update(range(len(node.choice.options)))
+                for k in range(earlier.choice):  # or the earlier method started later
+                    if 0 in tree[k].choice.options:
+                        tree[k].backtrack.add(tree[k].choice.options.index(0))
             else:
-                node.backtrack.update(range(len(options)))
+                _reverse(tree, earlier.choice, later.thread)
             break
+
+
+def _same_task(a: Step, b: Step) -> bool:
+    return a.thread == b.thread and (a.method == b.method or not (a.method and b.method))
+
+
+def _reverse(tree: list[_Node], at: int, thread: int) -> None:
+    """Make a later schedule run ``thread`` before the step chosen at ``at``: choose it
+    there, or let the clock run (it was asleep), or failing both, the nearest earlier
+    choice point where either was possible."""
+    for k in range(at, -1, -1):
+        node = tree[k]
+        options = node.choice.options
+        if node.choice.kind != "thread":
+            continue  # order choices are explored in full anyway
+        if thread in options:
+            node.backtrack.add(options.index(thread))
+            return
+        if 0 in options:  # the thread was asleep there: let the clock run to wake it
+            node.backtrack.add(options.index(0))
+            return
 
 
 def _next_prefix(tree: list[_Node]) -> list[int] | None:

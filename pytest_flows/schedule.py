@@ -88,6 +88,8 @@ class Chooser:
         self.steps: list[Step] = []
         #: The method each thread is running (set by adapters that know it).
         self.methods: dict[int, str] = {}
+        #: The threads that run an event loop.
+        self.loops: set[int] = set()
 
     def pick(self, kind: str, options: tuple[int, ...]) -> int:
         """The index among ``options`` (seed-0 choice first) this schedule takes here."""

@@ -65,7 +65,6 @@ REAL_IO_PATIENCE = 60.0
 MAX_DESCHEDULE = 0.1
 
 
-
 class FlowsAborted(BaseException):
     """Unwinds a managed thread after its run deadlocked (never reaches user code's ``except
     Exception``)."""
@@ -430,6 +429,11 @@ class ThreadScheduler:
             return me
         if self.chooser is not None:
             default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
+            if me.is_loop and handoff is None:
+                # The loop's turn lets the workers go first; that the loop may run
+                # before a worker is the worker's own switch point's choice, so
+                # offering it here too only repeats schedules.
+                return self._chosen(default, others)
             return self._chosen(default, [me, *others])
         if self.seed == 0:
             return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
@@ -467,6 +471,7 @@ class ThreadScheduler:
             seqs.append(0)
         if len(seqs) == 1:
             return default
+        self.chooser.loops.update(p.seq for p in options if p.is_loop)
         index = self.chooser.pick("thread", tuple(seqs))
         if index == len(options):
             assert due is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from crewai.flow.flow import Flow, listen, or_, start
@@ -34,21 +35,26 @@ class CheckThenWrite(Flow[Slots]):
         self._claim("right")
 
 
-class CheckThenWriteSafe(CheckThenWrite):
-    """The twin: one method decides, in one step, who gets the slot."""
+class CheckThenWriteSafe(Flow[Slots]):
+    """The twin: the check and the write hold one lock."""
 
-    @listen("begin")
+    @start()
+    def begin(self) -> None:
+        self.guard = threading.Lock()
+
+    def _claim(self, who: str) -> None:
+        with self.guard:
+            if len(self.state.items) < 1:
+                time.sleep(0.01)
+                self.state.items.append(who)
+
+    @listen(begin)
     def left(self) -> None:
-        return None
+        self._claim("left")
 
-    @listen("begin")
+    @listen(begin)
     def right(self) -> None:
-        return None
-
-    @listen(begin := "begin")
-    def decide(self) -> None:
-        if not self.state.items:
-            self.state.items.append("decider")
+        self._claim("right")
 
 
 class Verdict(BaseModel):
@@ -77,14 +83,22 @@ class LateLoser(Flow[Verdict]):
         self.state.seen = self.state.note or "nothing"
 
 
-class QuietLoser(LateLoser):
-    """The twin: racers only return values; the listener reads nothing they write."""
+class QuietLoser(Flow[Verdict]):
+    """The twin: the losing racer writes nothing the winner's listener reads."""
 
-    @listen("begin")
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def fast(self) -> None:
+        time.sleep(0.01)
+
+    @listen(begin)
     def slow(self) -> None:
         time.sleep(0.01)
 
-    @listen(or_("fast", "slow"))
+    @listen(or_(fast, slow))
     def crown(self) -> None:
         self.state.seen = "crowned"
 

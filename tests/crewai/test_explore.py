@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from explore_flows import CheckThenWrite, LateLoser, OwnFields, Three
+from explore_flows import (
+    CheckThenWrite,
+    CheckThenWriteSafe,
+    LateLoser,
+    OwnFields,
+    QuietLoser,
+    Three,
+)
+from scheduler_flows import GuardedUpdate, LostUpdate
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows.errors import FlowsUsageError
@@ -19,14 +27,33 @@ def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
 
 
 def test_check_then_write_finds_both_outcomes_and_the_conflict(flows: FlowsSession) -> None:
-    # Not complete within 300 schedules yet (the reduction counts crewai's own locks).
     found = explore(flows, CheckThenWrite, max_schedules=300)
+    assert found.complete
     items = sorted(o.run.state.items for o in found.outcomes)
     assert ["left", "right"] in items and ["right", "left"] in items  # both got the slot
     assert any(len(i) == 1 for i in items)  # the correct outcome is reachable too
     fields = {(c.field, c.first, c.second) for c in found.conflicts}
     assert ("state.items", "left", "right") in fields
     _replays(flows, CheckThenWrite, found)
+
+
+def test_three_listeners_losing_updates_reach_every_count(flows: FlowsSession) -> None:
+    found = explore(flows, LostUpdate, max_schedules=1000)
+    assert found.complete
+    assert sorted(o.run.state.n for o in found.outcomes) == [1, 2, 3]
+    assert {(c.field, c.first, c.second) for c in found.conflicts} == {
+        ("state.n", "a", "b"),
+        ("state.n", "a", "c"),
+        ("state.n", "b", "c"),
+    }
+    _replays(flows, LostUpdate, found)
+
+
+def test_the_guarded_twin_has_one_outcome_and_no_conflict(flows: FlowsSession) -> None:
+    found = explore(flows, GuardedUpdate, max_schedules=1000)
+    assert found.complete
+    assert [o.run.state.n for o in found.outcomes] == [3]
+    assert found.conflicts == []
 
 
 def test_independent_fields_explore_in_one_schedule(flows: FlowsSession) -> None:
@@ -74,3 +101,11 @@ def test_exploration_text_is_stable(flows: FlowsSession) -> None:
     first = explore(flows, Three, max_schedules=50).render()
     assert first == explore(flows, Three, max_schedules=50).render()
     assert first.startswith("Exploration (complete)")
+
+
+@pytest.mark.parametrize("twin", [CheckThenWriteSafe, QuietLoser])
+def test_correct_twins_have_one_outcome_and_no_conflict(flows: FlowsSession, twin: type) -> None:
+    found = explore(flows, twin, max_schedules=1000)
+    assert found.complete
+    assert len({o.run.state.model_dump_json(exclude={"id"}) for o in found.outcomes}) == 1
+    assert found.conflicts == []
