@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -73,7 +74,10 @@ def write_flow(
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # The flow module is rewritten between runs, often within the same second and at
+    # the same size: a cached .pyc of the old source would be loaded instead.
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     pytester.syspathinsert()
     write_flow(pytester)
     pytester.makepyfile(test_ticket=TEST)
