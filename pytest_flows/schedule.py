@@ -107,13 +107,16 @@ class Chooser:
             self.steps.append(Step(thread=options[index], choice=at))
         return index
 
-    def access(self, thread: int, key: str, *, write: bool, where: str = "") -> None:
-        """Thread ``thread`` read (or wrote) ``key`` (``state.n``, ``sync:lock``)."""
+    def access(
+        self, thread: int, key: str, *, write: bool, where: str = "", method: str = ""
+    ) -> None:
+        """Thread ``thread`` read (or wrote) ``key`` (``state.n``, ``sync:lock``); ``method``
+        names the code doing it when one thread runs several in turn (an event loop)."""
         step = self.steps[-1] if self.steps else None
-        if step is None or step.thread != thread:
+        if step is None or step.thread != thread or (method and step.method != method):
             step = Step(thread=thread, choice=len(self.choices) - 1)
             self.steps.append(step)
-        step.method = step.method or self.methods.get(thread, "")
+        step.method = step.method or method or self.methods.get(thread, "")
         (step.writes if write else step.reads).setdefault(key, where)
 
     @property

@@ -115,12 +115,12 @@ def switch_point(why: str) -> None:
         me.sched.switch(me, why=why)
 
 
-def record_access(key: str, *, write: bool, where: str = "") -> None:
+def record_access(key: str, *, write: bool, where: str = "", method: str = "") -> None:
     """Tell the schedule being explored that the running thread read or wrote ``key``
     (a state field, a sync object): the race detector and the reduction use it."""
     me = current()
     if me is not None and me.sched.chooser is not None and not me.sched.aborted:
-        me.sched.chooser.access(me.seq, key, write=write, where=where)
+        me.sched.chooser.access(me.seq, key, write=write, where=where, method=method)
 
 
 class Participant:

@@ -177,7 +177,12 @@ class AgentFrameworkAdapter:
 
     @contextlib.contextmanager
     def activate(self, session: FlowsSession) -> Iterator[None]:
-        with patches.ordered_deliveries(lambda items: session.scheduler.order(items)):
+        from pytest_flows.agent_framework.state_access import recorded_state
+
+        with (
+            patches.ordered_deliveries(lambda items: session.scheduler.order(items)),
+            recorded_state(),
+        ):
             try:
                 yield
             finally:
