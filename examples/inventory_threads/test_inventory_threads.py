@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from inventory_flow import Handover, ReserveStock, SafeReserveStock, Stuck
+from reservation_flow import Handover, ReserveStock, SafeReserveStock, Stuck
 
 from pytest_flows import FlowsDeadlockError, FlowsSession
 
