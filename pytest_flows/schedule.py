@@ -13,6 +13,11 @@ A schedule string is ``s`` followed by one base-36 digit per choice point
 (``s0102``), trailing zeros dropped (``s`` is the default schedule); a choice
 point with more than 36 options switches the whole string to dotted decimals
 (``s.0.40.2``).
+
+A schedule that starts with ``w`` instead (what the hypothesis strategy
+:func:`pytest_flows.strategies.schedules` draws) fits any run: each index wraps
+around the options of its choice point. ``run.schedule`` is then the exact
+``s`` schedule the run followed.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ def encode(indices: list[int]) -> str:
 
 def decode(text: object) -> list[int]:
     """The choice indices of a schedule string (see :func:`encode`)."""
-    if not isinstance(text, str) or not text.startswith("s"):
+    if not isinstance(text, str) or not text.startswith(("s", "w")):
         raise FlowsUsageError(
             f"a flows schedule is a string like 's0102' (as explore() reports it in "
             f"outcome.schedule), got {text!r}."
@@ -81,8 +86,11 @@ class Step:
 class Chooser:
     """Makes every decision of one run from a prefix of choice indices, and records it."""
 
-    def __init__(self, prefix: list[int] | None = None, *, schedule: str = "") -> None:
+    def __init__(
+        self, prefix: list[int] | None = None, *, schedule: str = "", wrap: bool = False
+    ) -> None:
         self.prefix = list(prefix or [])
+        self.wrap = wrap
         self.schedule_text = schedule
         self.choices: list[Choice] = []
         self.steps: list[Step] = []
@@ -95,6 +103,8 @@ class Chooser:
         """The index among ``options`` (seed-0 choice first) this schedule takes here."""
         at = len(self.choices)
         index = self.prefix[at] if at < len(self.prefix) else 0
+        if self.wrap:
+            index %= len(options)
         if index >= len(options):
             raise FlowsUsageError(
                 f"schedule {self.schedule_text or encode(self.prefix)!r} does not fit this run: "

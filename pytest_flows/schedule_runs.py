@@ -27,7 +27,8 @@ def following_schedule(session: FlowsSession, schedule: str | None) -> Iterator[
     if text is None and getattr(session, "races", "off") == "off":
         yield None
         return
-    chooser = Chooser(decode(text or "s"), schedule=text or "s")
+    text = text or "s"
+    chooser = Chooser(decode(text), schedule=text, wrap=text.startswith("w"))
     with scheduler.following(chooser):
         yield chooser
     if getattr(session, "races", None) not in (None, "off"):

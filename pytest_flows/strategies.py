@@ -71,6 +71,7 @@ __all__ = [
     "reseeded",
     "runtime_view",
     "scheduler_seeds",
+    "schedules",
 ]
 
 Compare = Sequence[Literal["state", "output", "trace"]]
@@ -82,6 +83,25 @@ def scheduler_seeds(max_seed: int = 2**16 - 1) -> st.SearchStrategy[int]:
     if max_seed < 0:
         raise FlowsUsageError(f"scheduler_seeds(max_seed={max_seed}): pass a number >= 0.")
     return st.integers(min_value=0, max_value=max_seed)
+
+
+def schedules(max_length: int = 64, max_choice: int = 3) -> st.SearchStrategy[str]:
+    """Schedules to pass to ``flows.run(F, schedule=...)``; shrink towards ``"w"`` (the
+    default schedule: what seed 0 does) and fewer departures from it.
+
+    A drawn schedule fits any run (its indices wrap around each choice point's
+    options, see :mod:`pytest_flows.schedule`); the run's ``run.schedule`` is the
+    exact schedule to replay a failure with.
+    """
+    from pytest_flows.schedule import encode
+
+    if max_length < 0 or max_choice < 1:
+        raise FlowsUsageError(
+            f"schedules(max_length={max_length}, max_choice={max_choice}): pass "
+            "max_length >= 0 and max_choice >= 1."
+        )
+    choices = st.lists(st.integers(0, max_choice), max_size=max_length)
+    return choices.map(lambda indices: "w" + encode(indices)[1:])
 
 
 def crash_points(
