@@ -356,6 +356,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     session = item.stash.get(SESSION_KEY, None)
     if session is not None and report.failed and call.when == "call" and session.event_count():
         report.sections.append(("pytest-flows trace", session.trace.render()))
+    if session is not None and report.failed:
+        from pytest_flows.recording.pytest_wiring import scrub_known_secrets
+
+        scrub_known_secrets(report)
 
 
 @pytest.fixture

@@ -27,10 +27,25 @@ from pytest_flows.recording.drift import PromptDriftError
 from pytest_flows.recording.matching import DEFAULT_MATCH_ON
 from pytest_flows.recording.scrub import REPLAY_KEY, TEST_SCRUBBERS, Scrubber
 
-__all__ = ["addoption", "cassette_path", "configure", "in_ci", "llm_cassette"]
+__all__ = [
+    "addoption",
+    "cassette_path",
+    "configure",
+    "in_ci",
+    "llm_cassette",
+    "scrub_known_secrets",
+]
 
 _STARTED_KEYS: dict[str, str] = {}
 MARKER_KWARGS = ("cassette", "record_mode", "match_on", "allow_unused")
+
+
+def scrub_known_secrets(report: pytest.TestReport) -> None:
+    """Remove every secret the session started with (or the environment holds now), in
+    any spelling, from what pytest prints for a failed flows test: its failure, the
+    trace section, captured output and logs. A run's inputs and outputs may hold a key
+    the test passed along, and pytest's assertion rewriting would print it."""
+    _scrub_report(report, Scrubber(_STARTED_KEYS.values()))
 
 
 def addoption(parser: pytest.Parser) -> None:

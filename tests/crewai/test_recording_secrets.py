@@ -270,3 +270,39 @@ def test_a_test_that_opens_a_cassette_itself_gets_a_scrubbed_report(
     assert "key=<secret>" in direct  # the captured log
     assert not [s for s in secret_encodings(ENV_SECRET) if s in direct], direct
     assert "not a secret here: AbC/dEf+GhI=" in other  # only recorded tests are scrubbed
+
+
+def test_a_failing_flows_tests_report_shows_no_secret_the_session_started_with(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test reads the key before the flows test starts (say, at import) and passes
+    # it to the flow: neither the trace section nor pytest's assertion message may
+    # print it, in any form.
+    secret = "sk-live-TRACE-SECRET-0123456789abcdef"
+    pytester.makepyfile(
+        """
+        import os
+        from crewai.flow.flow import Flow, start
+
+        KEY = os.environ["OPENAI_API_KEY"]
+
+
+        class Echo(Flow):
+            @start()
+            def echo(self):
+                return self.state["api_key"]
+
+
+        def test_fails(flows):
+            run = flows.run(Echo, inputs={"api_key": KEY})
+            assert run.output == "something else"
+        """
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "- pytest-flows trace -" in output
+    assert "flow started Echo" in output
+    for spelling in (secret, secret.replace("-", "%2D"), "TRACE-SECRET"):
+        assert spelling not in output
