@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from explore_flows import (
     CheckThenWrite,
@@ -109,3 +114,39 @@ def test_correct_twins_have_one_outcome_and_no_conflict(flows: FlowsSession, twi
     assert found.complete
     assert len({o.run.state.model_dump_json(exclude={"id"}) for o in found.outcomes}) == 1
     assert found.conflicts == []
+
+
+def test_the_snapshot_of_an_exploration(flows: FlowsSession, snapshot: object) -> None:
+    assert explore(flows, CheckThenWrite, max_schedules=300) == snapshot
+
+
+SCRIPT = """
+import sys
+sys.path.insert(0, {here!r})
+from explore_flows import CheckThenWrite
+from pytest_flows import FlowsSession, explore
+from pytest_flows.snapshot import snapshot_text
+
+with FlowsSession(test_id="tests::explore-hash") as session:
+    sys.stdout.write(snapshot_text(explore(session, CheckThenWrite, max_schedules=300)))
+"""
+
+
+def test_the_exploration_text_is_the_same_under_other_hash_seeds(
+    flows: FlowsSession, tmp_path: Path
+) -> None:
+    script = tmp_path / "explore_hash.py"
+    script.write_text(SCRIPT.format(here=str(Path(__file__).parent)))
+    texts = {
+        subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            timeout=300,
+        ).stdout
+        for seed in ("0", "1", "4242")
+    }
+    assert len(texts) == 1
+    assert next(iter(texts)).startswith("Exploration (complete)")
