@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_flows.conflicts import conflicts_in
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.schedule import Chooser
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -31,6 +32,38 @@ def check_mode(value: object, where: str) -> str:
     return str(value)
 
 
+#: Schedules races="fail" explores to show how outcomes differ.
+EXPLORE_LIMIT = 200
+
+
+def _outcomes(session: FlowsSession, recorded: list[Chooser]) -> list[str]:
+    """Two schedules of the racing flow whose outcomes differ, or that they all agreed."""
+    from pytest_flows.exploration import explore_schedules
+
+    rerun = next((c.rerun for c in recorded if conflicts_in([c]) and c.rerun), None)
+    if rerun is None:
+        return [
+            "explore(flows, MyFlow) runs every schedule and lists the outcomes they lead to, "
+            "each with a schedule that replays it (flows.run(MyFlow, schedule=...))."
+        ]
+    flow, args, kwargs = rerun
+    found = explore_schedules(
+        session,
+        lambda: session.run(flow, *args, raise_on_error=False, **kwargs),
+        max_schedules=EXPLORE_LIMIT,
+    )
+    name = flow.__name__
+    if len(found.outcomes) < 2:
+        scope = "every schedule" if found.complete else f"{found.schedules_run} schedules"
+        return [f"{name}: all explored schedules agreed ({scope}: {found.outcomes[0].text})."]
+    first, second = found.outcomes[:2]
+    return [
+        f"{name}: schedules lead to {len(found.outcomes)} outcomes, for instance:",
+        f"  {first.text}  <- flows.run({name}, schedule={first.schedule!r})",
+        f"  {second.text}  <- flows.run({name}, schedule={second.schedule!r})",
+    ]
+
+
 def check(session: FlowsSession) -> None:
     """Fail (or warn) if the runs of this test showed a state race."""
     mode = getattr(session, "races", "off") or "off"
@@ -42,9 +75,8 @@ def check(session: FlowsSession) -> None:
         return
     lines = [f"pytest-flows found {len(found)} state race(s) in this test's runs:"]
     lines.extend(f"  {conflict.render()}" for conflict in found)
+    lines.extend(_outcomes(session, recorded))
     lines.append(
-        "explore(flows, MyFlow) runs every schedule and lists the outcomes they lead to, "
-        "each with a schedule string that replays it (flows.run(MyFlow, schedule=...)). "
         "Guard the field with a lock, give each method its own field, or order the "
         "methods with @listen."
     )

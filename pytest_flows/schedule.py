@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
+from typing import Any
 
 from pytest_flows.errors import FlowsUsageError
 
@@ -98,6 +99,8 @@ class Chooser:
         self.methods: dict[int, str] = {}
         #: The threads that run an event loop.
         self.loops: set[int] = set()
+        #: How to run the flow again (flow class, args, kwargs), when it can be.
+        self.rerun: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
 
     def pick(self, kind: str, options: tuple[int, ...]) -> int:
         """The index among ``options`` (seed-0 choice first) this schedule takes here."""

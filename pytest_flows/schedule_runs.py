@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_flows.run import FlowRun
 from pytest_flows.schedule import Chooser, decode
@@ -16,7 +16,11 @@ __all__ = ["following_schedule", "noted"]
 
 
 @contextlib.contextmanager
-def following_schedule(session: FlowsSession, schedule: str | None) -> Iterator[Chooser | None]:
+def following_schedule(
+    session: FlowsSession,
+    schedule: str | None,
+    call: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None,
+) -> Iterator[Chooser | None]:
     """Replay ``schedule`` (or the test's, or record the default one when the test checks
     for races) for the block; a chooser already driving the scheduler (``explore``) wins."""
     scheduler = session.scheduler
@@ -33,6 +37,9 @@ def following_schedule(session: FlowsSession, schedule: str | None) -> Iterator[
         yield chooser
     if getattr(session, "races", None) not in (None, "off"):
         session.recorded_schedules.append(chooser)
+        if call is not None and isinstance(call[0], type):
+            # A flow class can run again: races="fail" explores it to show outcomes.
+            chooser.rerun = call
 
 
 def noted(run: FlowRun, chooser: Chooser | None) -> FlowRun:

@@ -252,7 +252,7 @@ class FlowsSession:
             in_async_test = True
         # Outside the except block: errors the flow raises must not carry
         # "RuntimeError: no running event loop" as their context.
-        with following_schedule(self, schedule) as chooser:
+        with following_schedule(self, schedule, (target, args, kwargs)) as chooser:
             if not in_async_test:
                 result = self._run_blocking(adapter, target, args, kwargs)
             else:

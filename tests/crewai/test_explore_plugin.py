@@ -36,7 +36,13 @@ def test_races_fail_names_the_field_methods_and_lines(pytester: pytest.Pytester)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "races or fields")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        ["*state race(s)*", "*state.n: a (scheduler_flows.py:2*) and b (scheduler_flows.py:2*)*"]
+        [
+            "*state race(s)*",
+            "*state.n: a (scheduler_flows.py:2*) and b (scheduler_flows.py:2*)*",
+            "*LostUpdate: schedules lead to 3 outcomes, for instance:*",
+            "*state={\"n\": 1}*<- flows.run(LostUpdate, schedule='s')*",
+            "*state={\"n\": 2}*<- flows.run(LostUpdate, schedule='s*')*",
+        ]
     )
 
 
