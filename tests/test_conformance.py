@@ -110,14 +110,6 @@ class TestFlowsCheckpointStorage(CheckpointStorageSuite):
     def corrupt_checkpoint(self, storage: Any, checkpoint_id: str) -> None:
         storage._texts[checkpoint_id] = storage._texts[checkpoint_id][:40]
 
-    @pytest.mark.xfail(
-        raises=json.JSONDecodeError,
-        reason="FlowsCheckpointStorage._decode lets json.loads' error out where "
-        "FileCheckpointStorage raises WorkflowCheckpointException (found by this kit)",
-    )
-    def test_corrupt_checkpoint_raises(self, storage: Any) -> None:
-        super().test_corrupt_checkpoint_raises(storage)
-
 
 class TestFlowsCheckpointStorageBehindFlowStore(CheckpointStorageSuite):
     """The same storage writing into ``flow_store`` (what flows tests use)."""
@@ -131,14 +123,6 @@ class TestFlowsCheckpointStorageBehindFlowStore(CheckpointStorageSuite):
 
     def corrupt_checkpoint(self, storage: Any, checkpoint_id: str) -> None:
         self.store.tamper(checkpoint_id, lambda raw: raw[:40])
-
-    @pytest.mark.xfail(
-        raises=json.JSONDecodeError,
-        reason="FlowsCheckpointStorage._decode lets json.loads' error out where "
-        "FileCheckpointStorage raises WorkflowCheckpointException (found by this kit)",
-    )
-    def test_corrupt_checkpoint_raises(self, storage: Any) -> None:
-        super().test_corrupt_checkpoint_raises(storage)
 
     def test_disallowed_type_is_not_restored(self, storage: Any) -> None:
         super().test_disallowed_type_is_not_restored(storage)

@@ -433,6 +433,13 @@ class FlowsCheckpointStorage:
         return self._read(str(checkpoint_id), text)
 
     def _read(self, checkpoint_id: str, text: str) -> WorkflowCheckpoint:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            # As FileCheckpointStorage reports a damaged file (and quoting nothing of it).
+            raise WorkflowCheckpointException(
+                f"Checkpoint {checkpoint_id} is not valid JSON and cannot be loaded."
+            ) from exc
         saved = self._objects.get(checkpoint_id)
         if saved is None:
             return self._decode(text)
