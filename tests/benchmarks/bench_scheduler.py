@@ -5,7 +5,7 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
     .venv/bin/python tests/benchmarks/bench_scheduler.py
 
 It prints, as medians of repeated runs:
-  1. a warm bare ``kickoff()`` of the 12-method flow vs ``flows.run`` of it (ratio, target <= 0.25x);
+  1. a warm bare ``kickoff()`` of the 12-method flow vs ``flows.run`` of it (target <= 0.25x);
   2. the wall time of a flow whose 4 parallel sync methods each ``time.sleep(30)`` (target < 0.1 s);
   3. the cost of one switch point (a baton hand-off between two real threads) in microseconds,
      next to the same ping-pong on a real pool.
