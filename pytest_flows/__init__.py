@@ -23,11 +23,12 @@ if TYPE_CHECKING:
         NetworkBlockedError,
         NoMethodRanWarning,
     )
+    from pytest_flows.exploration import explore
     from pytest_flows.golden.migrations import assert_resumes_old_states, old_states
     from pytest_flows.human_script import ScriptedHuman
     from pytest_flows.llm_script import LLMScript
     from pytest_flows.loop import Scheduler, VirtualClock
-    from pytest_flows.races import RaceOutcomes, RaceResult, explore, race_of
+    from pytest_flows.races import RaceOutcomes, RaceResult, race_of
     from pytest_flows.recording import (
         CassetteMismatchError,
         PromptDriftError,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
         check_time_travel,
         crash_points,
         scheduler_seeds,
+        schedules,
     )
     from pytest_flows.syrupy_extension import FlowsSnapshotExtension
     from pytest_flows.tool_script import FakeTools
@@ -106,7 +108,7 @@ _EXPORTS = {
     "ProviderError": "pytest_flows.replies",
     "RateLimitError": "pytest_flows.replies",
     # exploring schedules
-    "explore": "pytest_flows.races",
+    "explore": "pytest_flows.exploration",
     "race_of": "pytest_flows.races",
     "RaceOutcomes": "pytest_flows.races",
     "RaceResult": "pytest_flows.races",
@@ -121,6 +123,7 @@ _EXPORTS = {
     "assert_fork_isolated": "pytest_flows.strategies",
     "crash_points": "pytest_flows.strategies",
     "scheduler_seeds": "pytest_flows.strategies",
+    "schedules": "pytest_flows.strategies",
     # snapshots and golden files
     "FlowsSnapshotExtension": "pytest_flows.syrupy_extension",
     "CheckpointRoundTrip": "pytest_flows.snapshot",
@@ -214,6 +217,7 @@ __all__ = [
     "old_states",
     "race_of",
     "scheduler_seeds",
+    "schedules",
     "snapshot_text",
     "stream",
     "use_cassette",

@@ -20,20 +20,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows.conflicts import Conflict, conflicts_in
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.races import _by_seed, _check_seeds, races
 from pytest_flows.run import FlowRun
 from pytest_flows.schedule import Choice, Chooser, Step
 from pytest_flows.trace import without_addresses
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
-    from pytest_flows.snapshot import _Block
 
-__all__ = ["Exploration", "Outcome", "explore_schedules", "outcome_key"]
+__all__ = ["Exploration", "Outcome", "explore", "explore_schedules", "outcome_key"]
 
 
 @dataclasses.dataclass
@@ -74,17 +74,17 @@ class Exploration:
     def texts(self) -> list[str]:
         return [o.text for o in self.outcomes]
 
-    def _block(self) -> _Block:
-        from pytest_flows.snapshot import _Block
-
+    def snapshot_lines(self) -> tuple[str, list[str]]:
+        """The snapshot's header and lines (the syrupy extension indents them)."""
         status = "complete" if self.complete else "incomplete"
-        lines: list[str | _Block] = [f"outcome: {o.text}" for o in self.outcomes]
+        lines = [f"outcome: {o.text}" for o in self.outcomes]
         lines.extend(f"conflict: {c.render()}" for c in self.conflicts)
-        return _Block(f"Exploration ({status})", lines)
+        return f"Exploration ({status})", lines
 
     def render(self) -> str:
         """The snapshot text: whether it is complete, each outcome, each conflict."""
-        return "\n".join(self._block().lines())
+        header, lines = self.snapshot_lines()
+        return "\n".join([header, *(f"  {line}" for line in lines)])
 
     def __str__(self) -> str:
         status = "complete" if self.complete else "stopped before it was complete"
@@ -112,8 +112,6 @@ def _plain(value: Any) -> Any:
 
 def outcome_key(run: FlowRun) -> str:
     """What distinguishes one outcome from another: output, final state, error, races."""
-    from pytest_flows.races import races
-
     parts = [f"output={json.dumps(_plain(run.output), sort_keys=True, default=str)}"]
     if run.state is not None:
         parts.append(f"state={json.dumps(_plain(run.state), sort_keys=True, default=str)}")
@@ -282,4 +280,88 @@ def explore_schedules(
         schedules_run=len(choosers),
         conflicts=conflicts_in(choosers),
         strategy=strategy,
+    )
+
+
+def explore(
+    flows: FlowsSession,
+    target: Any,
+    *args: Any,
+    seeds: Iterable[int] | None = None,
+    max_schedules: int = 1000,
+    strategy: str = "dfs",
+    depth: int = 3,
+    runs: int = 100,
+    reduction: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Every outcome of ``target``, one run per schedule (see :mod:`pytest_flows.exploration`).
+
+    Without ``seeds`` the schedules are enumerated (``strategy="dfs"``, up to
+    ``max_schedules``) or drawn (``strategy="pct"``) and an
+    :class:`~pytest_flows.exploration.Exploration` comes back. With ``seeds`` the
+    flow runs once per seed and the races are collected into :class:`RaceOutcomes`.
+
+    ``target`` is a flow class or a zero-argument factory: every run needs a
+    fresh instance. Runs that fail are kept (their error is part of the
+    outcome). Scripted fakes are shared by all runs, so script replies every
+    run can use (``fake_llm.on(...)`` rules rather than a one-off queue).
+    """
+    if not hasattr(flows, "scheduler") or not callable(getattr(flows, "run", None)):
+        raise FlowsUsageError(
+            f"explore(flows, MyFlow, ...) takes the `flows` fixture first, got "
+            f"{type(flows).__qualname__}."
+        )
+    if isinstance(target, type):
+        build = None
+    elif callable(target):
+        build = target
+    else:
+        raise FlowsUsageError(
+            f"explore() runs the flow once per seed, so it needs the flow class or a "
+            f"zero-argument factory (lambda: MyFlow(...)), not an instance; got {target!r} "
+            f"({type(target).__qualname__}). An instance keeps what it completed and cannot "
+            "run again."
+        )
+
+    def fresh() -> Any:
+        return target if build is None else build()
+
+    if seeds is None:
+        return _systematic(
+            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction
+        )
+    chosen = _check_seeds(seeds)
+    return _by_seed(flows, fresh, args, kwargs, chosen)
+
+
+def _systematic(
+    flows: FlowsSession,
+    fresh: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    max_schedules: int,
+    strategy: str,
+    depth: int,
+    runs: int,
+    reduction: bool,
+) -> Any:
+    for name, value, least in (
+        ("max_schedules", max_schedules, 1),
+        ("runs", runs, 1),
+        ("depth", depth, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise FlowsUsageError(
+                f"explore(..., {name}={value!r}): pass a whole number >= {least}, "
+                f"e.g. {name}={max(least, 3)}."
+            )
+    return explore_schedules(
+        flows,
+        lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs),
+        max_schedules=max_schedules,
+        reduction=reduction,
+        strategy=strategy,
+        depth=depth,
+        runs=runs,
     )

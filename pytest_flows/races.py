@@ -29,7 +29,7 @@ from pytest_flows.trace import Trace, without_addresses
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = ["RaceOutcomes", "RaceResult", "explore", "race_of", "races"]
+__all__ = ["RaceOutcomes", "RaceResult", "race_of", "races"]
 
 _ENDINGS = {
     "race.won": "won",
@@ -279,92 +279,6 @@ def _reseeded(flows: FlowsSession, seed: int) -> Iterator[None]:
 
     with reseeded(flows.scheduler, seed):
         yield
-
-
-def explore(
-    flows: FlowsSession,
-    target: Any,
-    *args: Any,
-    seeds: Iterable[int] | None = None,
-    max_schedules: int = 1000,
-    strategy: str = "dfs",
-    depth: int = 3,
-    runs: int = 100,
-    reduction: bool = True,
-    **kwargs: Any,
-) -> Any:
-    """Every outcome of ``target``, one run per schedule (see :mod:`pytest_flows.exploration`).
-
-    Without ``seeds`` the schedules are enumerated (``strategy="dfs"``, up to
-    ``max_schedules``) or drawn (``strategy="pct"``) and an
-    :class:`~pytest_flows.exploration.Exploration` comes back. With ``seeds`` the
-    flow runs once per seed and the races are collected into :class:`RaceOutcomes`.
-
-    ``target`` is a flow class or a zero-argument factory: every run needs a
-    fresh instance. Runs that fail are kept (their error is part of the
-    outcome). Scripted fakes are shared by all runs, so script replies every
-    run can use (``fake_llm.on(...)`` rules rather than a one-off queue).
-    """
-    if not hasattr(flows, "scheduler") or not callable(getattr(flows, "run", None)):
-        raise FlowsUsageError(
-            f"explore(flows, MyFlow, ...) takes the `flows` fixture first, got "
-            f"{type(flows).__qualname__}."
-        )
-    if isinstance(target, type):
-        build = None
-    elif callable(target):
-        build = target
-    else:
-        raise FlowsUsageError(
-            f"explore() runs the flow once per seed, so it needs the flow class or a "
-            f"zero-argument factory (lambda: MyFlow(...)), not an instance; got {target!r} "
-            f"({type(target).__qualname__}). An instance keeps what it completed and cannot "
-            "run again."
-        )
-
-    def fresh() -> Any:
-        return target if build is None else build()
-
-    if seeds is None:
-        return _systematic(
-            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction
-        )
-    chosen = _check_seeds(seeds)
-    return _by_seed(flows, fresh, args, kwargs, chosen)
-
-
-def _systematic(
-    flows: FlowsSession,
-    fresh: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    max_schedules: int,
-    strategy: str,
-    depth: int,
-    runs: int,
-    reduction: bool,
-) -> Any:
-    from pytest_flows.exploration import explore_schedules
-
-    for name, value, least in (
-        ("max_schedules", max_schedules, 1),
-        ("runs", runs, 1),
-        ("depth", depth, 0),
-    ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise FlowsUsageError(
-                f"explore(..., {name}={value!r}): pass a whole number >= {least}, "
-                f"e.g. {name}={max(least, 3)}."
-            )
-    return explore_schedules(
-        flows,
-        lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs),
-        max_schedules=max_schedules,
-        reduction=reduction,
-        strategy=strategy,
-        depth=depth,
-        runs=runs,
-    )
 
 
 def _by_seed(

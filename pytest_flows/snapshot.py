@@ -285,10 +285,10 @@ def _block_of(data: Any) -> _Block | None:
         return _Block(data.header(), list[str | _Block](sorted(data.outcomes)))
     if isinstance(data, RaceResult):
         return _Block("Race", [data.render()])
-    from pytest_flows.exploration import Exploration
-
-    if isinstance(data, Exploration):
-        return data._block()
+    snapshot_lines = getattr(data, "snapshot_lines", None)
+    if callable(snapshot_lines):  # an Exploration (which needs nothing of this module)
+        header, body = snapshot_lines()
+        return _Block(header, list[str | _Block](body))
     if isinstance(data, StateSave):
         return _save_block(data, normalizer)
     if isinstance(data, PendingFeedback):

@@ -9,7 +9,7 @@ from scheduler_flows import LostUpdate
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows.exploration import outcome_key
-from pytest_flows.strategies import schedules
+from pytest_flows import schedules
 
 
 def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> None:
@@ -17,7 +17,7 @@ def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> No
         found = find(
             schedules(),
             lambda s: session.run(LostUpdate, schedule=s).state.n == 3,
-            settings=settings(max_examples=300, database=None, derandomize=True),
+            settings=settings(max_examples=60, database=None, derandomize=True),
         )
         run = session.run(LostUpdate, schedule=found)
         assert run.state.n == 3

@@ -9,7 +9,7 @@ from dispatch_flows import SyncRace
 from pydantic import BaseModel
 from store_flows import EVERY_STEP, ReviewFlow, StepsFlow
 
-from pytest_flows.races import explore
+from pytest_flows import explore
 from pytest_flows.snapshot import checkpoint_round_trip, normalized, snapshot_text
 
 

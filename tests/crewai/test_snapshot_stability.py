@@ -63,7 +63,7 @@ class SyncRace(Flow):
 TESTS = """
 from stable_flows import LedgerFlow, SyncRace
 
-from pytest_flows.races import explore
+from pytest_flows import explore
 from pytest_flows.snapshot import checkpoint_round_trip
 
 
