@@ -7,9 +7,8 @@ from explore_flows import CheckThenWrite
 from hypothesis import find, settings
 from scheduler_flows import LostUpdate
 
-from pytest_flows import FlowsSession, explore
+from pytest_flows import FlowsSession, explore, schedules
 from pytest_flows.exploration import outcome_key
-from pytest_flows import schedules
 
 
 def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> None:
