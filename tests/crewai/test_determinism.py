@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from dispatch_flows import FanOut, Race, Routing, SyncRace, Twelve
+from hash_seed_runs import outputs_under_hash_seeds
 
 from pytest_flows import FlowsSession
 
@@ -91,22 +89,7 @@ SCRIPT = textwrap.dedent(
 def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
     script = tmp_path / "trace_flows.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
-    outputs = []
-    for hash_seed in ("0", "1", "4242"):
-        env = {
-            **os.environ,
-            "PYTHONHASHSEED": hash_seed,
-            "CREWAI_TESTING": "true",
-            "CREWAI_DISABLE_TELEMETRY": "true",
-            "CREWAI_TRACING_ENABLED": "false",
-            "OTEL_SDK_DISABLED": "true",
-            "CREWAI_DISABLE_VERSION_CHECK": "true",
-        }
-        done = subprocess.run(
-            [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout)
+    outputs = outputs_under_hash_seeds(script)
     assert outputs[0].count("flow finished") == 4
     assert outputs[0] == outputs[1] == outputs[2]
 

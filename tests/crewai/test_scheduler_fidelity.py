@@ -8,15 +8,13 @@ the harness's seed-0 outcome, and the other seeds reach the rarer ones.
 from __future__ import annotations
 
 import datetime
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hash_seed_runs import outputs_under_hash_seeds
 from scheduler_flows import (
     CallsBack,
     Crossed,
@@ -79,22 +77,7 @@ SCRIPT = textwrap.dedent(
 def test_lost_update_schedules_agree_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     script = tmp_path / "lost_update.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
-    outputs = []
-    for hash_seed in ("0", "1", "4242"):
-        env = {
-            **os.environ,
-            "PYTHONHASHSEED": hash_seed,
-            "CREWAI_TESTING": "true",
-            "CREWAI_DISABLE_TELEMETRY": "true",
-            "CREWAI_TRACING_ENABLED": "false",
-            "OTEL_SDK_DISABLED": "true",
-            "CREWAI_DISABLE_VERSION_CHECK": "true",
-        }
-        done = subprocess.run(
-            [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        outputs.append(done.stdout)
+    outputs = outputs_under_hash_seeds(script)
     assert outputs[0] == outputs[1] == outputs[2]
     in_process = {seed: lost_update(seed) for seed in range(13)}
     firsts = [line for line in outputs[0].splitlines() if line[:1].isdigit() and " " in line]
