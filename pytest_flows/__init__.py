@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_flows.adapters import AdapterBase, AdapterSpec, register_adapter
     from pytest_flows.errors import (
         FlowsDeadlockError,
         FlowsError,
@@ -53,6 +54,14 @@ if TYPE_CHECKING:
         normalized,
         snapshot_text,
     )
+    from pytest_flows.state_properties import (
+        assert_crash_resume,
+        assert_fork_isolated,
+        assert_time_travel,
+        check_crash_resume,
+        check_fork_isolation,
+        check_time_travel,
+    )
     from pytest_flows.store import (
         CheckpointNotFoundError,
         CrashPoint,
@@ -64,17 +73,7 @@ if TYPE_CHECKING:
         StoreCorruptedError,
         StoreError,
     )
-    from pytest_flows.strategies import (
-        assert_crash_resume,
-        assert_fork_isolated,
-        assert_time_travel,
-        check_crash_resume,
-        check_fork_isolation,
-        check_time_travel,
-        crash_points,
-        scheduler_seeds,
-        schedules,
-    )
+    from pytest_flows.strategies import crash_points, scheduler_seeds, schedules
     from pytest_flows.syrupy_extension import FlowsSnapshotExtension
     from pytest_flows.tool_script import FakeTools
     from pytest_flows.trace import Trace, TraceEvent
@@ -115,12 +114,12 @@ _EXPORTS = {
     # state properties
     "CrashPoint": "pytest_flows.store",
     "SimulatedCrash": "pytest_flows.store",
-    "check_crash_resume": "pytest_flows.strategies",
-    "check_time_travel": "pytest_flows.strategies",
-    "check_fork_isolation": "pytest_flows.strategies",
-    "assert_crash_resume": "pytest_flows.strategies",
-    "assert_time_travel": "pytest_flows.strategies",
-    "assert_fork_isolated": "pytest_flows.strategies",
+    "check_crash_resume": "pytest_flows.state_properties",
+    "check_time_travel": "pytest_flows.state_properties",
+    "check_fork_isolation": "pytest_flows.state_properties",
+    "assert_crash_resume": "pytest_flows.state_properties",
+    "assert_time_travel": "pytest_flows.state_properties",
+    "assert_fork_isolated": "pytest_flows.state_properties",
     "crash_points": "pytest_flows.strategies",
     "scheduler_seeds": "pytest_flows.strategies",
     "schedules": "pytest_flows.strategies",
@@ -134,6 +133,10 @@ _EXPORTS = {
     "old_states": "pytest_flows.golden.migrations",
     # recording
     "use_cassette": "pytest_flows.recording",
+    # writing a framework adapter
+    "AdapterBase": "pytest_flows.adapters",
+    "AdapterSpec": "pytest_flows.adapters",
+    "register_adapter": "pytest_flows.adapters",
     # errors and warnings
     "FlowsError": "pytest_flows.errors",
     "FlowsUsageError": "pytest_flows.errors",
@@ -159,6 +162,8 @@ _EXPORTS = {
 
 __all__ = [
     "ALWAYS",
+    "AdapterBase",
+    "AdapterSpec",
     "BudgetExceeded",
     "CassetteMismatchError",
     "CheckpointNotFoundError",
@@ -216,6 +221,7 @@ __all__ = [
     "normalized",
     "old_states",
     "race_of",
+    "register_adapter",
     "scheduler_seeds",
     "schedules",
     "snapshot_text",

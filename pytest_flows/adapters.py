@@ -1,8 +1,19 @@
-"""The adapter registry: which framework adapter runs a given target.
+"""The adapter contract and registry: which framework adapter runs a given target.
 
 An adapter module is imported only when its framework already is (a target of
 that framework exists, so the framework is in ``sys.modules``); importing
 pytest_flows never imports a framework.
+
+A framework adapter subclasses :class:`AdapterBase` and overrides the hooks
+its framework needs (the others do nothing). It becomes known to the harness
+without a core edit, in either of two ways:
+
+* ``pytest_flows.register_adapter(AdapterSpec(...))`` (from a ``conftest.py``
+  or a plugin), or
+* an entry point in the group ``pytest_flows.adapters`` whose object is an
+  :class:`AdapterSpec`, read the first time a flows test needs the list.
+
+``docs/architecture.md`` walks through writing one.
 """
 
 from __future__ import annotations
@@ -10,19 +21,55 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_flows.errors import FlowsUsageError
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pytest_flows.human_script import ScriptedHuman
+    from pytest_flows.llm_script import LLMScript
     from pytest_flows.run import FlowRun
     from pytest_flows.session import FlowsSession
+    from pytest_flows.store import FlowStore
+    from pytest_flows.tool_script import FakeTools
+    from pytest_flows.trace import TraceEvent
 
-__all__ = ["ADAPTERS", "Adapter", "AdapterSpec", "load_adapter"]
+__all__ = [
+    "ADAPTERS",
+    "BIND_KINDS",
+    "ENTRY_POINT_GROUP",
+    "Adapter",
+    "AdapterBase",
+    "AdapterSpec",
+    "Binding",
+    "adapter_specs",
+    "bind_fake",
+    "declared_seams",
+    "load_adapter",
+    "register_adapter",
+]
+
+#: What a bind hook returns: a context manager that undoes the binding, or None.
+Binding = contextlib.AbstractContextManager[None] | None
+
+#: The entry-point group third-party adapters register their AdapterSpec in.
+ENTRY_POINT_GROUP = "pytest_flows.adapters"
+
+#: The kinds of fake the fixtures bind (``session.bind(kind, fake)``), each with its hook.
+BIND_KINDS = ("llm", "human", "store", "crews", "tools")
 
 
 class Adapter(Protocol):
-    """What a framework adapter provides to the framework-neutral harness."""
+    """What a framework adapter provides to the framework-neutral harness.
+
+    Subclass :class:`AdapterBase` rather than writing every hook: it gives each
+    optional hook a default that does nothing.
+    """
 
     name: str
 
@@ -40,22 +87,140 @@ class Adapter(Protocol):
     ) -> FlowRun:
         """Run ``target`` on the current (deterministic) loop; never raise the flow's error."""
 
-    def bind(
-        self, session: FlowsSession, kind: str, fake: Any
-    ) -> contextlib.AbstractContextManager[None] | None:
-        """Install a fake of ``kind`` for this framework (None if it has no use for it)."""
+    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
+        """Where the adapter's trace events go (the session's trace)."""
+
+    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
+        """Answer every LLM call of the framework from ``fake`` (the ``fake_llm`` fixture)."""
+
+    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
+        """Answer every question the framework asks a human from ``fake`` (``human``)."""
+
+    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
+        """Route the framework's persistence and checkpoints into ``store`` (``flow_store``)."""
+
+    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
+        """Answer crew (multi-agent team) kickoffs from ``fake`` (``fake_crews``)."""
+
+    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
+        """Run the framework's tools through ``fake`` first (``fake_tools``)."""
+
+    def resume_human(
+        self,
+        session: FlowsSession | None,
+        human: ScriptedHuman,
+        paused: Any,
+        feedback: str,
+        outcome: str | None,
+    ) -> FlowRun:
+        """Resume ``paused`` (a run or flow waiting for a human) with ``feedback``."""
+
+    def seams(self) -> Sequence[object]:
+        """The private places of the framework this adapter reaches into, declared."""
+
+
+class AdapterBase:
+    """Default hooks for :class:`Adapter`: override the ones your framework needs.
+
+    ``name``, :meth:`accepts` and :meth:`run` have no sensible default; every
+    bind hook returns None (the fake has no use in this framework).
+    """
+
+    name: str = ""
+
+    def configure(self) -> None:
+        return None
+
+    def accepts(self, target: object) -> bool:
+        raise NotImplementedError(f"{type(self).__qualname__}.accepts(target)")
+
+    def activate(self, session: FlowsSession) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    async def run(
+        self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> FlowRun:
+        raise NotImplementedError(f"{type(self).__qualname__}.run(session, target, args, kwargs)")
+
+    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
+        return session.record
+
+    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
+        return None
+
+    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
+        return None
+
+    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
+        return None
+
+    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
+        return None
+
+    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
+        return None
+
+    def resume_human(
+        self,
+        session: FlowsSession | None,
+        human: ScriptedHuman,
+        paused: Any,
+        feedback: str,
+        outcome: str | None,
+    ) -> FlowRun:
+        raise FlowsUsageError(
+            f"human.resume() does not apply to {self.name} flows: a paused {self.name} run "
+            "continues through flows.run(...) with the answers (see the adapter's docs)."
+        )
+
+    def seams(self) -> Sequence[object]:
+        return ()
+
+
+def declared_seams(package: str | None) -> Sequence[object]:
+    """The seams an adapter package declares in its ``seams`` module (``SEAMS``), if any.
+
+    The seam registry (:mod:`pytest_flows.seams`) is per adapter package; an
+    adapter that has no such module declares none.
+    """
+    name = f"{package}.seams"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return ()
+    return tuple(getattr(module, "SEAMS", ()))
+
+
+def bind_fake(adapter: Adapter, session: FlowsSession, kind: str, fake: Any) -> Binding:
+    """Call ``adapter``'s typed bind hook for a fake of ``kind``."""
+    if kind == "llm":
+        return adapter.bind_llm(session, fake)
+    if kind == "human":
+        return adapter.bind_human(session, fake)
+    if kind == "store":
+        return adapter.bind_store(session, fake)
+    if kind == "crews":
+        return adapter.bind_crews(session, fake)
+    if kind == "tools":
+        return adapter.bind_tools(session, fake)
+    raise FlowsUsageError(
+        f"session.bind({kind!r}, ...): no such kind of fake; the kinds are {', '.join(BIND_KINDS)}."
+    )
 
 
 @dataclass(frozen=True)
 class AdapterSpec:
     framework: str  # the framework's top-level import name
-    module: str  # the adapter module, imported only once the framework is
-    extra: str  # the pip extra that installs the framework
+    module: str  # the adapter module (it defines ADAPTER), imported only once the framework is
+    extra: str  # the pip extra (or package) that installs the framework
     describe: str  # what the adapter runs, for error messages
     environment: Mapping[str, str] = field(default_factory=dict)  # set before the import
     supported: str = ""  # the distribution's versions the adapter is tested against
 
 
+#: The adapters that ship with pytest-flows.
 ADAPTERS: tuple[AdapterSpec, ...] = (
     AdapterSpec(
         framework="crewai",
@@ -81,7 +246,72 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
     ),
 )
 
+_lock = threading.Lock()
+_registered: dict[str, AdapterSpec] = {}
+_entry_points_read = False
 _loaded: dict[str, Adapter] = {}
+
+
+def register_adapter(spec: AdapterSpec) -> None:
+    """Make a third-party framework adapter known to the harness (no core edit needed).
+
+    ``spec.module`` is imported (and its ``ADAPTER`` configured) the first time
+    a flows test runs while ``spec.framework`` is imported. Registering the
+    same spec again does nothing; another spec for the same framework is an error.
+    """
+    if not isinstance(spec, AdapterSpec):
+        raise FlowsUsageError(
+            f"register_adapter() takes an AdapterSpec, got {type(spec).__qualname__}: "
+            "register_adapter(AdapterSpec(framework='myframework', "
+            "module='myplugin.adapter', extra='myframework', describe='a MyFramework flow'))."
+        )
+    with _lock:
+        _register(spec)
+
+
+def _register(spec: AdapterSpec) -> None:
+    known = {s.framework: s for s in ADAPTERS} | _registered
+    existing = known.get(spec.framework)
+    if existing is not None and existing != spec:
+        raise FlowsUsageError(
+            f"register_adapter(): an adapter for {spec.framework!r} is already registered "
+            f"({existing.module}), and {spec.module} claims it too; a framework has one "
+            "adapter: register only one of them."
+        )
+    if existing is None:
+        _registered[spec.framework] = spec
+
+
+def _read_entry_points() -> None:
+    global _entry_points_read
+    if _entry_points_read:
+        return
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        spec = point.load()
+        if not isinstance(spec, AdapterSpec):
+            raise FlowsUsageError(
+                f"entry point {point.name!r} in group {ENTRY_POINT_GROUP!r} ({point.value}) is "
+                f"a {type(spec).__qualname__}, not an AdapterSpec; point it at a module-level "
+                "AdapterSpec(framework=..., module=..., extra=..., describe=...)."
+            )
+        _register(spec)
+    _entry_points_read = True
+
+
+def adapter_specs() -> tuple[AdapterSpec, ...]:
+    """Every known adapter: the built-in ones, then registered ones and entry points."""
+    with _lock:
+        _read_entry_points()
+        return (*ADAPTERS, *_registered.values())
+
+
+def spec_of(framework: str) -> AdapterSpec:
+    for spec in adapter_specs():
+        if spec.framework == framework:
+            return spec
+    raise FlowsUsageError(f"no pytest-flows adapter for {framework!r} is registered.")
 
 
 def load_adapter(spec: AdapterSpec) -> Adapter | None:
@@ -124,4 +354,4 @@ def unsupported(spec: AdapterSpec, exc: ImportError) -> ImportError:
 
 
 def imported_adapters() -> list[Adapter]:
-    return [a for a in (load_adapter(s) for s in ADAPTERS) if a is not None]
+    return [a for a in (load_adapter(s) for s in adapter_specs()) if a is not None]

@@ -10,9 +10,7 @@ pay for neither a framework nor pydantic.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +20,11 @@ from pytest_flows._stash import CALL_RAISED_KEY
 from pytest_flows.errors import FlowsUsageError
 
 if TYPE_CHECKING:
+    from pytest_flows.human_script import ScriptedHuman
+    from pytest_flows.llm_script import LLMScript
     from pytest_flows.script import Script
     from pytest_flows.store import FlowStore
+    from pytest_flows.tool_script import FakeTools
 
 __all__ = ["conversation", "fake_crews", "fake_llm", "fake_tools", "flow_store", "human"]
 
@@ -57,21 +58,16 @@ def _verify(script: Script, request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def fake_llm(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A scripted LLM every LLM of the flow resolves to: ``fake_llm.reply("...")``."""
+def fake_llm(request: pytest.FixtureRequest) -> Iterator[LLMScript]:
+    """A scripted LLM every LLM of the flow resolves to: ``fake_llm.reply("...")``.
+
+    The same :class:`~pytest_flows.llm_script.LLMScript` whatever the
+    framework: each adapter answers its framework's LLM calls from it.
+    """
     session = session_of(request)
-    fake: Any
-    if "crewai" in sys.modules or importlib.util.find_spec("agent_framework") is None:
-        _require("crewai", "fake_llm")
-        from pytest_flows.crewai.llm import FakeLLM
+    from pytest_flows.llm_script import LLMScript
 
-        fake = FakeLLM.create(session)
-    else:
-        # An Agent Framework test: no need to import crewai (seconds) for a
-        # script; a crewai flow run later in the test still gets it bound.
-        from pytest_flows.llm_script import LLMScript
-
-        fake = LLMScript()
+    fake = LLMScript()
     session.bind("llm", fake)
     yield fake
     _verify(fake.script, request)
@@ -91,33 +87,19 @@ def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 @pytest.fixture
-def fake_tools(request: pytest.FixtureRequest) -> Iterator[Any]:
+def fake_tools(request: pytest.FixtureRequest) -> Iterator[FakeTools]:
     """Scripted tool results: ``fake_tools.on("search").reply("3 results")``."""
     session = session_of(request)
-    agent_framework = importlib.util.find_spec("agent_framework") is not None
-    # As fake_llm: an Agent Framework test need not import crewai (seconds).
-    crewai = "crewai" in sys.modules or not agent_framework
-    if crewai:
-        _require("crewai", "fake_tools")
     from pytest_flows.tool_script import FakeTools
 
     fake = FakeTools(session)
-    with contextlib.ExitStack() as stack:
-        # crewai's tools and Agent Framework's function tools alike.
-        if crewai:
-            from pytest_flows.crewai.tools import install
-
-            stack.enter_context(install(session, fake))
-        if agent_framework:
-            from pytest_flows.agent_framework.tools import install as install_af
-
-            stack.enter_context(install_af(fake))
-        yield fake
+    session.bind("tools", fake)
+    yield fake
     _verify(fake.script, request)
 
 
 @pytest.fixture
-def human(request: pytest.FixtureRequest) -> Iterator[Any]:
+def human(request: pytest.FixtureRequest) -> Iterator[ScriptedHuman]:
     """Scripted human answers: ``human.on(method="review").answer("approved")``."""
     session = session_of(request)
     from pytest_flows.human_script import ScriptedHuman

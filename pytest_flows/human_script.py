@@ -4,8 +4,7 @@
 ``timeout``, ``on``) and reads (``requests``); each framework's adapter turns
 what its runtime asks a human into :class:`~pytest_flows.script.Request` s
 and answers them from ``script`` (crewai: ``@human_feedback`` and
-``Flow.ask()``, see :mod:`pytest_flows.crewai.human`; Agent Framework:
-``request_info``).
+``Flow.ask()``; Agent Framework: ``request_info``).
 
 Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``feedback``,
 ``ask``, ...) and ``occurrence`` (1 for the first request of that kind from
@@ -40,7 +39,15 @@ if TYPE_CHECKING:
     from pytest_flows.run import FlowRun
     from pytest_flows.session import FlowsSession
 
-__all__ = ["PAUSE", "TIMEOUT", "Answer", "HumanRule", "ScriptedHuman"]
+__all__ = [
+    "PAUSE",
+    "TIMEOUT",
+    "Answer",
+    "HumanRule",
+    "ScriptedHuman",
+    "is_pause",
+    "occurrence",
+]
 
 _FIXTURE = "human"
 
@@ -280,26 +287,33 @@ class ScriptedHuman:
         self.script.check_unused = False
 
     def resume(self, paused: Any, feedback: str = "", *, outcome: str | None = None) -> FlowRun:
-        """Resume a paused crewai flow with ``feedback``; returns the resumed run.
+        """Resume a paused flow with ``feedback``; returns the resumed run.
 
-        ``paused`` is the paused ``FlowRun`` (its flow is restored with
-        ``from_pending``, as a webhook handler would) or a flow restored with
-        ``Flow.from_pending(flow_id)``. ``outcome`` routes without the LLM
-        that would classify ``feedback``.
+        ``paused`` is the paused ``FlowRun`` or the paused flow; what resuming
+        means is the framework adapter's (crewai: the flow is restored with
+        ``from_pending``, as a webhook handler would, or pass a flow restored
+        with ``Flow.from_pending(flow_id)``). ``outcome`` routes without the
+        LLM that would classify ``feedback``.
         """
-        from pytest_flows.crewai.human import resume
+        from pytest_flows.adapters import imported_adapters
+        from pytest_flows.run import FlowRun
 
-        return resume(self, paused, feedback, outcome)
+        target = paused.flow if isinstance(paused, FlowRun) else paused
+        if self.session is not None:
+            return self.session.adapter_for(target).resume_human(
+                self.session, self, paused, feedback, outcome
+            )
+        for adapter in imported_adapters():
+            if adapter.accepts(target):
+                return adapter.resume_human(None, self, paused, feedback, outcome)
+        raise FlowsUsageError(
+            f"human.resume({type(paused).__name__}): no framework adapter takes it; "
+            "pass the paused FlowRun that flows.run() returned."
+        )
 
     # -- answering --------------------------------------------------------------------
     def occurrence(self, caller: dict[str, Any]) -> int:
-        return 1 + sum(
-            1
-            for exchange in self.script.exchanges
-            if exchange.caller.get("kind") == caller["kind"]
-            and exchange.caller.get("method") == caller.get("method")
-            and exchange.caller.get("flow") == caller.get("flow")
-        )
+        return occurrence(self.script, caller)
 
     def request(
         self, flow: str, kind: str, method: str, message: str, data: dict[str, Any]
@@ -415,6 +429,22 @@ class _CallableAnswer:
     def __call__(self, request: Request) -> _CallableAnswer:
         # The script calls callables with the request; this one defers to _resolve.
         return self
+
+
+def occurrence(script: Script, caller: dict[str, Any]) -> int:
+    """Which request of its ``kind`` from this flow's method ``caller`` is (1 for the first)."""
+    return 1 + sum(
+        1
+        for exchange in script.exchanges
+        if exchange.caller.get("kind") == caller["kind"]
+        and exchange.caller.get("method") == caller.get("method")
+        and exchange.caller.get("flow") == caller.get("flow")
+    )
+
+
+def is_pause(value: Any) -> bool:
+    """Whether a scripted answer leaves the request pending (``pause()``)."""
+    return value is PAUSE
 
 
 def entry_label(exchange: Exchange) -> str:

@@ -21,17 +21,37 @@ from __future__ import annotations
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from pytest_flows._durations import check_duration
 from pytest_flows.replies import Stream, ToolCall
-from pytest_flows.script import ALWAYS, Exchange, Match, Request, Script, Times, code
+from pytest_flows.script import (
+    ALWAYS,
+    Exchange,
+    Match,
+    Request,
+    Script,
+    ScriptReplyError,
+    Times,
+    code,
+    plain,
+)
+from pytest_flows.trace import TraceEvent
 from pytest_flows.trajectory import Calls
 
-__all__ = ["CALLER_KEYS", "PURPOSES", "LLMRule", "LLMScript"]
+__all__ = [
+    "CALLER_KEYS",
+    "PURPOSES",
+    "LLMRule",
+    "LLMScript",
+    "check_offered",
+    "llm_call_event",
+    "tool_calls_of",
+    "tools_summary",
+]
 
 CALLER_KEYS = ("flow", "method", "agent", "task", "purpose", "model")
 PURPOSES = (
@@ -177,6 +197,11 @@ class LLMScript:
             suggest=suggest,
             describe=describe,
         )
+        #: Models (None: every model) answered as if they had no native function calling.
+        self.text_tool_models: set[str | None] = set()
+        #: framework -> f(model) giving that framework's LLM object on this script;
+        #: each adapter's bind_llm adds its own.
+        self.handles: dict[str, Callable[[str], Any]] = {}
 
     def reply(
         self,
@@ -317,6 +342,40 @@ class LLMScript:
         """Don't fail this test for scripted replies nobody used."""
         self.script.check_unused = False
 
+    def text_tools(self, model: str | None = None) -> LLMScript:
+        """Answer like a model without native function calling (all, or ``model`` only).
+
+        A framework that has a text tool loop (crewai's ``Action:`` /
+        ``Observation:``) then runs it: a scripted ``call_tool(...)`` becomes
+        its action text, a text reply its final answer.
+        """
+        self.text_tool_models.add(model)
+        return self
+
+    def native_tools(self, model: str) -> bool:
+        """Whether calls to ``model`` get native function calling (see :meth:`text_tools`)."""
+        return None not in self.text_tool_models and model not in self.text_tool_models
+
+    def handle(self, model: str = "fake-llm", *, framework: str | None = None) -> Any:
+        """The framework's LLM object answered by this script, as code asking for ``model``
+        gets it (``Agent(llm=fake_llm.handle("gpt-4o"))``).
+
+        ``framework`` picks one when more than one framework is bound in the test.
+        """
+        if framework is None and len(self.handles) == 1:
+            framework = next(iter(self.handles))
+        make = self.handles.get(framework) if framework is not None else None
+        if make is None:
+            bound = ", ".join(sorted(self.handles)) or "none yet"
+            raise _usage(
+                f"fake_llm.handle({model!r}"
+                + (f", framework={framework!r}" if framework is not None else "")
+                + f"): the frameworks bound to this fake_llm are: {bound}. Import the flow's "
+                "framework before asking for a handle, and pass framework=... when the test "
+                "uses more than one."
+            )
+        return make(model)
+
 
 #: Token counts ``reply(usage=...)`` may set; ``total_tokens`` is always their sum.
 USAGE_KEYS = (
@@ -331,6 +390,55 @@ USAGE_KEYS = (
 #: Modules whose objects a framework's fake may take as a native reply
 #: (an agent_framework ``ChatResponse``, say); each fake checks its own.
 _NATIVE_REPLY_MODULES = ("agent_framework", "crewai")
+
+
+# -- what every framework's fake does with a reply ------------------------------------
+def tool_calls_of(value: Any) -> list[ToolCall] | None:
+    """The tool calls a reply asks for (``call_tool(...)`` or a list of them), else None."""
+    calls = [value] if isinstance(value, ToolCall) else value
+    if isinstance(calls, list | tuple) and calls and all(isinstance(c, ToolCall) for c in calls):
+        return list(calls)
+    return None
+
+
+def check_offered(exchange: Exchange, calls: Sequence[ToolCall], offered: Sequence[str]) -> None:
+    """Refuse a scripted call to a tool the caller did not offer (a typo in the test)."""
+    request = exchange.request
+    for call in calls:
+        if call.name in offered:
+            continue
+        where = (
+            f"it offered: {', '.join(offered)}"
+            if offered
+            else "it offered no tools (give the agent tools=[...])"
+        )
+        label = exchange.entry.label if exchange.entry is not None else "the script"
+        raise ScriptReplyError(
+            f"pytest-flows: LLM call #{request.number} (caller: {request.describe_caller()}) "
+            f"got a scripted call to tool {call.name!r}, but {where}. Fix the name in {label}."
+        )
+
+
+def tools_summary(calls: Sequence[ToolCall]) -> str:
+    """The ``tools`` field of an ``llm.call`` trace line."""
+    return ", ".join(f"{c.name}({json.dumps(dict(c.arguments), sort_keys=True)})" for c in calls)
+
+
+def llm_call_event(
+    request: Request,
+    outcome: Sequence[tuple[str, str]],
+    *,
+    keys: Sequence[str] = ("agent", "task", "model"),
+    render: Callable[[Any], str] = plain,
+) -> TraceEvent:
+    """The ``llm.call`` trace line of one call: who asked (``purpose``, then ``keys`` of
+    the caller the framework knows) and ``outcome`` (reply, tools, error...)."""
+    caller = request.caller
+    fields: list[tuple[str, str]] = [("purpose", str(caller.get("purpose")))]
+    fields.extend((key, render(caller[key])) for key in keys if key in caller)
+    return TraceEvent(
+        kind="llm.call", name=str(caller.get("method", "-")), fields=(*fields, *outcome)
+    )
 
 
 def _check_usage(usage: Any) -> dict[str, int] | None:

@@ -275,7 +275,7 @@ def _check_seeds(seeds: Iterable[int]) -> tuple[int, ...]:
 
 @contextlib.contextmanager
 def _reseeded(flows: FlowsSession, seed: int) -> Iterator[None]:
-    from pytest_flows.strategies import reseeded
+    from pytest_flows.seeding import reseeded
 
     with reseeded(flows.scheduler, seed):
         yield

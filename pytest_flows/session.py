@@ -18,7 +18,14 @@ from typing import Any
 
 from pytest_flows import loop as _loop
 from pytest_flows._stash import SESSION_KEY
-from pytest_flows.adapters import ADAPTERS, Adapter, load_adapter
+from pytest_flows.adapters import (
+    BIND_KINDS,
+    Adapter,
+    adapter_specs,
+    bind_fake,
+    load_adapter,
+    spec_of,
+)
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
 from pytest_flows.isolation import deterministic_loops
@@ -85,8 +92,8 @@ class FlowsSession:
         stack.enter_context(frozen_wall_clock(self.scheduler.clock, self.epoch))
         stack.enter_context(network_guard(loopback_only(self.allow_hosts)))
         self._open = True
-        for spec in ADAPTERS:
-            self._ensure(spec.framework)
+        for spec in adapter_specs():
+            self.ensure(spec.framework)
 
     def close(self) -> None:
         self._open = False
@@ -98,12 +105,12 @@ class FlowsSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _ensure(self, framework: str) -> Adapter | None:
+    def ensure(self, framework: str) -> Adapter | None:
+        """The adapter of ``framework``, activated in this test, if the framework is imported."""
         adapter = self._active.get(framework)
         if adapter is not None:
             return adapter
-        spec = next(s for s in ADAPTERS if s.framework == framework)
-        adapter = load_adapter(spec)
+        adapter = load_adapter(spec_of(framework))
         if adapter is not None and self._open:
             self._stack.enter_context(adapter.activate(self))
             self._active[framework] = adapter
@@ -118,6 +125,11 @@ class FlowsSession:
         Each adapter decides what ``kind`` means for its framework; adapters
         activated later in the test get the binding too. Undone at close.
         """
+        if kind not in BIND_KINDS:
+            raise FlowsUsageError(
+                f"session.bind({kind!r}, ...): no such kind of fake; the kinds are "
+                f"{', '.join(BIND_KINDS)}."
+            )
         if kind in self._bindings:
             raise FlowsUsageError(f"a fake of kind {kind!r} is already bound in this test")
         self._bindings[kind] = fake
@@ -129,7 +141,7 @@ class FlowsSession:
         return self._bindings.get(kind)
 
     def _bind_one(self, adapter: Adapter, kind: str, fake: Any) -> None:
-        context = adapter.bind(self, kind, fake)
+        context = bind_fake(adapter, self, kind, fake)
         if context is not None:
             self._stack.enter_context(context)
 
@@ -180,11 +192,12 @@ class FlowsSession:
 
     # -- running -----------------------------------------------------------------
     def adapter_for(self, target: object) -> Adapter:
-        for spec in ADAPTERS:
-            adapter = self._ensure(spec.framework)
+        specs = adapter_specs()
+        for spec in specs:
+            adapter = self.ensure(spec.framework)
             if adapter is not None and adapter.accepts(target):
                 return adapter
-        kinds = " or ".join(s.describe for s in ADAPTERS)
+        kinds = " or ".join(s.describe for s in specs)
         raise FlowsUsageError(
             f"flows.run() cannot run {target!r} (type {type(target).__qualname__}): it takes "
             f"{kinds}. Pass the flow class or an instance of it, e.g. flows.run(MyFlow, "

@@ -394,14 +394,14 @@ def checkpoint_round_trip(
     checkpoints after every method. Returns a :class:`CheckpointRoundTrip`
     to compare with ``snapshot``.
     """
-    from pytest_flows.strategies import _operations
+    from pytest_flows.property_runs import operations_for
 
     if not isinstance(checkpoint, int) or isinstance(checkpoint, bool):
         raise FlowsUsageError(
             f"checkpoint_round_trip(..., checkpoint={checkpoint!r}): pass the 0-based "
             "index of the checkpoint to restore, e.g. checkpoint=1."
         )
-    ops = _operations(flows, flow_store, flow)
+    ops = operations_for(flows, flow_store, flow)
     baseline = ops.run_with_checkpoints(flow, inputs)
     if baseline.error is not None:
         raise FlowsUsageError(

@@ -13,11 +13,12 @@ import contextlib
 import dataclasses
 import inspect
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRunState
 
+from pytest_flows.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.chat import current_workflow
 from pytest_flows.agent_framework.checkpoints import (
@@ -35,7 +36,11 @@ from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
 
 if TYPE_CHECKING:
+    from pytest_flows.human_script import ScriptedHuman
+    from pytest_flows.llm_script import LLMScript
     from pytest_flows.session import FlowsSession
+    from pytest_flows.store import FlowStore
+    from pytest_flows.tool_script import FakeTools
 
 __all__ = ["ADAPTER", "AgentFrameworkAdapter", "OutputRecord", "PendingRequest", "WorkflowRun"]
 
@@ -163,7 +168,7 @@ class _Fakes:
     llm: Any = None
 
 
-class AgentFrameworkAdapter:
+class AgentFrameworkAdapter(AdapterBase):
     name = "agent_framework"
 
     def __init__(self) -> None:
@@ -194,12 +199,29 @@ class AgentFrameworkAdapter:
             fakes = self._fakes[session] = _Fakes()
         return fakes
 
-    def bind(
-        self, session: FlowsSession, kind: str, fake: Any
-    ) -> contextlib.AbstractContextManager[None] | None:
-        from pytest_flows.agent_framework import binding
+    # -- the fakes -------------------------------------------------------------------
+    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
+        from pytest_flows.agent_framework.persistence import AgentFrameworkStoreBackend
 
-        return binding.bind(self, session, kind, fake)
+        backend = AgentFrameworkStoreBackend(store, session)
+        store.register_backend(backend)
+        return _setting(self.fakes(session), "storage", backend.storage)
+
+    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
+        return _setting(self.fakes(session), "human", fake)
+
+    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
+        from pytest_flows.agent_framework.chat import intercept_chat_clients
+
+        return _both(_setting(self.fakes(session), "llm", fake), intercept_chat_clients(fake))
+
+    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
+        from pytest_flows.agent_framework.tools import install
+
+        return install(fake)
+
+    def seams(self) -> Sequence[object]:
+        return declared_seams(__package__)
 
     # -- running ---------------------------------------------------------------------
     async def run(
@@ -282,6 +304,24 @@ class AgentFrameworkAdapter:
         return run
 
 
+@contextlib.contextmanager
+def _setting(fakes: _Fakes, name: str, value: Any) -> Iterator[None]:
+    previous = getattr(fakes, name)
+    setattr(fakes, name, value)
+    try:
+        yield
+    finally:
+        setattr(fakes, name, previous)
+
+
+@contextlib.contextmanager
+def _both(
+    first: contextlib.AbstractContextManager[None], second: contextlib.AbstractContextManager[None]
+) -> Iterator[None]:
+    with first, second:
+        yield
+
+
 def _output_records(workflow: Any, events: list[Any]) -> list[OutputRecord]:
     agents = {
         executor_id
@@ -304,19 +344,19 @@ async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) ->
     """Answers the bound ``human`` gives the requests the workflow now waits on."""
     if fakes.human is None:
         return {}
-    from pytest_flows.agent_framework import humans
+    from pytest_flows.agent_framework.human import answer_pending
 
     events = await patches.pending_request_events(workflow)
     # by executor (stable under any seed), then in the order each one asked
     pending = sorted((PendingRequest.of(e) for e in events.values()), key=lambda p: p.executor)
-    return humans.answer_pending(fakes.human, workflow, pending, session.clock)
+    return answer_pending(fakes.human, workflow, pending, session.clock)
 
 
 async def _restored_answers(
     session: FlowsSession, fakes: _Fakes, workflow: Any, call: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The human's answers to the requests pending in the checkpoint being restored."""
-    from pytest_flows.agent_framework import humans
+    from pytest_flows.agent_framework.human import answer_pending
 
     storage = call.get("checkpoint_storage") or patches.built_storage(workflow)
     try:
@@ -330,7 +370,7 @@ async def _restored_answers(
         if request_id not in given
     ]
     pending.sort(key=lambda p: p.executor)
-    return humans.answer_pending(fakes.human, workflow, pending, session.clock)
+    return answer_pending(fakes.human, workflow, pending, session.clock)
 
 
 def _checkpoint_error(name: str, iteration: int, error: BaseException) -> BaseException:

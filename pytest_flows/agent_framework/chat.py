@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from pytest_flows import usage
 from pytest_flows.agent_framework import patches
 from pytest_flows.errors import FlowsUsageError
-from pytest_flows.trace import TraceEvent, render_value
+from pytest_flows.trace import render_value
 
 __all__ = [
     "FlowsChatClient",
@@ -304,44 +304,26 @@ async def _updates(
 
 
 def _tool_calls(value: Any) -> list[Any] | None:
-    from pytest_flows.replies import ToolCall
+    from pytest_flows.llm_script import tool_calls_of
 
-    calls = [value] if isinstance(value, ToolCall) else value
-    if isinstance(calls, list) and calls and all(isinstance(c, ToolCall) for c in calls):
-        return calls
-    return None
+    return tool_calls_of(value)
 
 
 def _check_tools(value: Any, exchange: Any) -> None:
-    calls = _tool_calls(value)
-    if calls is None:
-        return
-    from pytest_flows.script import ScriptReplyError
+    from pytest_flows.llm_script import check_offered
 
-    request = exchange.request
-    for call in calls:
-        if call.name not in request.tools:
-            where = (
-                f"it offered: {', '.join(request.tools)}"
-                if request.tools
-                else "it offered no tools (give the agent tools=[...])"
-            )
-            label = exchange.entry.label if exchange.entry is not None else "the script"
-            raise ScriptReplyError(
-                f"pytest-flows: LLM call #{request.number} (caller: {request.describe_caller()}) "
-                f"got a scripted call to tool {call.name!r}, but {where}. Fix the name in {label}."
-            )
+    calls = _tool_calls(value)
+    if calls is not None:
+        check_offered(exchange, calls, exchange.request.tools)
 
 
 def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
+    from pytest_flows.llm_script import tools_summary
     from pytest_flows.replies import Stream
 
     calls = _tool_calls(value)
     if calls is not None:
-        summary = ", ".join(
-            f"{c.name}({json.dumps(dict(c.arguments), sort_keys=True)})" for c in calls
-        )
-        return (("tools", summary),)
+        return (("tools", tools_summary(calls)),)
     if isinstance(value, Stream):
         return (("reply", render_value(value.text)), ("chunks", str(len(value.chunks))))
     if isinstance(value, BaseModel | Mapping):
@@ -353,18 +335,18 @@ def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
 
 def _record(request: Any, outcome: tuple[tuple[str, str], ...]) -> None:
     from pytest_flows.agent_framework.tracing import active_tracer
+    from pytest_flows.llm_script import llm_call_event
 
     tracer = active_tracer.get()
-    if tracer is None:
-        return
-    caller = request.caller
-    fields: list[tuple[str, str]] = [("purpose", str(caller.get("purpose")))]
-    for key in ("agent", "model"):
-        if key in caller:
-            fields.append((key, render_value(caller[key], limit=60)))
-    tracer.put(
-        TraceEvent(kind="llm.call", name=str(caller.get("method", "-")), fields=(*fields, *outcome))
-    )
+    if tracer is not None:
+        # Agent Framework's callers carry no task; agent names are free text.
+        tracer.put(
+            llm_call_event(request, outcome, keys=("agent", "model"), render=_render_caller_value)
+        )
+
+
+def _render_caller_value(value: Any) -> str:
+    return render_value(value, limit=60)
 
 
 def _as_text(value: Any, response_format: Any) -> str:

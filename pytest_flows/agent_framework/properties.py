@@ -29,7 +29,7 @@ from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
 from pytest_flows.codec import differences
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import Normalizer
-from pytest_flows.loop import Scheduler
+from pytest_flows.seeding import reseeded
 from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
@@ -369,12 +369,8 @@ def _restore_failure(full: WorkflowRun, store: FlowsCheckpointStorage, check: Re
 @contextlib.contextmanager
 def seeded(flows: FlowsSession, seed: int) -> Iterator[None]:
     """Run the block's ``flows.run`` calls under scheduler ``seed`` (same clock, same ids)."""
-    previous = flows.scheduler
-    flows.scheduler = Scheduler(seed=seed, clock=previous.clock, stream=flows.test_id)
-    try:
+    with reseeded(flows.scheduler, seed):  # the one reseed every helper uses
         yield
-    finally:
-        flows.scheduler = previous
 
 
 @dataclasses.dataclass

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 
+from pytest_flows.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.bus_handlers import scoped_handlers
 from pytest_flows.crewai.kickoff_args import (
@@ -25,12 +25,16 @@ from pytest_flows.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows.run import FlowRun
 
 if TYPE_CHECKING:
+    from pytest_flows.human_script import ScriptedHuman
+    from pytest_flows.llm_script import LLMScript
     from pytest_flows.session import FlowsSession
+    from pytest_flows.store import FlowStore
+    from pytest_flows.tool_script import FakeTools
 
 __all__ = ["ADAPTER", "CrewAIAdapter"]
 
 
-class CrewAIAdapter:
+class CrewAIAdapter(AdapterBase):
     name = "crewai"
 
     def __init__(self) -> None:
@@ -88,16 +92,46 @@ class CrewAIAdapter:
             stack.callback(reset_stream_sinks, token)
             yield
 
-    def bind(
-        self, session: FlowsSession, kind: str, fake: Any
-    ) -> contextlib.AbstractContextManager[None] | None:
-        target = BINDERS.get(kind)
-        if target is None:
-            return None
-        module, _, function = target.partition(":")
-        install: Any = getattr(importlib.import_module(module), function)
-        context: contextlib.AbstractContextManager[None] = install(session, fake)
-        return context
+    # -- the fakes (each binder's module is imported on first use) -----------------
+    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
+        from pytest_flows.crewai.llm import install
+
+        return install(session, fake)
+
+    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
+        from pytest_flows.crewai.human import install
+
+        return install(session, fake)
+
+    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
+        from pytest_flows.crewai.persistence import install
+
+        return install(session, store)
+
+    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
+        from pytest_flows.crewai.crews import install
+
+        return install(session, fake)
+
+    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
+        from pytest_flows.crewai.tools import install
+
+        return install(session, fake)
+
+    def resume_human(
+        self,
+        session: FlowsSession | None,
+        human: ScriptedHuman,
+        paused: Any,
+        feedback: str,
+        outcome: str | None,
+    ) -> FlowRun:
+        from pytest_flows.crewai.human import resume
+
+        return resume(human, paused, feedback, outcome)
+
+    def seams(self) -> Sequence[object]:
+        return declared_seams(__package__)
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -238,16 +272,6 @@ def _quiet_console() -> Iterator[None]:
             from crewai_core.printer import _suppress_console_output
 
             _suppress_console_output.reset(token)
-
-
-#: How each kind of fake is installed in crewai: kind -> "module:function",
-#: where function(session, fake) returns a context manager. Imported lazily.
-BINDERS: dict[str, str] = {
-    "llm": "pytest_flows.crewai.llm:install",
-    "crews": "pytest_flows.crewai.crews:install",
-    "human": "pytest_flows.crewai.human:install",
-    "store": "pytest_flows.crewai.persistence:install",
-}
 
 
 ADAPTER = CrewAIAdapter()

@@ -30,18 +30,18 @@ from pytest_flows import usage as run_usage
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai import llm_shapes as shapes
 from pytest_flows.crewai.llm_routing import route_constructor, route_existing
-from pytest_flows.llm_script import LLMRule, LLMScript
-from pytest_flows.replies import Stream, ToolCall
-from pytest_flows.script import (
-    Exchange,
-    Request,
-    ScriptError,
-    ScriptReplyError,
-    Times,
-    plain,
+from pytest_flows.llm_script import (
+    LLMRule,
+    LLMScript,
+    check_offered,
+    llm_call_event,
+    tool_calls_of,
+    tools_summary,
 )
+from pytest_flows.replies import Stream, ToolCall
+from pytest_flows.script import Exchange, Request, ScriptError, Times
 from pytest_flows.threads import sleep_on
-from pytest_flows.trace import TraceEvent, render_value
+from pytest_flows.trace import render_value
 from pytest_flows.trajectory import Calls
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class FakeLLM(BaseLLM):
         crewai parses, the real tool runs and its ``Observation:`` comes
         back; a text reply becomes the ``Final Answer:``.
         """
-        self._require_core().use_text_tools(model)
+        self._require_core().api.text_tools(model)
         return self
 
     def auto(self, seed: int = 0) -> FakeLLM:
@@ -217,7 +217,7 @@ class FakeLLM(BaseLLM):
 
     def supports_function_calling(self) -> bool:
         core: _Core | None = self._core
-        return core is None or core.native_tools(self.model)
+        return core is None or core.api.native_tools(self.model)
 
     def supports_stop_words(self) -> bool:
         # Stop words would cut scripted text (crewai's ReAct stops at "Observation:").
@@ -322,13 +322,6 @@ class _Core:
         self.api = api
         self.session = session
         self._handles: dict[str, FakeLLM] = {}
-        self._text_tools: set[str | None] = set()  # models (None: all) without function calling
-
-    def native_tools(self, model: str) -> bool:
-        return None not in self._text_tools and model not in self._text_tools
-
-    def use_text_tools(self, model: str | None) -> None:
-        self._text_tools.add(model)
 
     def handle(self, model: str) -> FakeLLM:
         handle = self._handles.get(model)
@@ -444,8 +437,8 @@ class _Core:
     def _finish(self, call: _Call, exchange: Exchange, value: Any) -> Any:
         llm = call.llm
         request = exchange.request
-        if isinstance(value, ToolCall) or shapes.is_tool_call_list(value):
-            calls = [value] if isinstance(value, ToolCall) else list(value)
+        calls = tool_calls_of(value)
+        if calls is not None:
             if request.data.get("react"):
                 self._check_offered(call, exchange, calls)
                 request.data["tool_calls"] = list(calls)
@@ -490,21 +483,8 @@ class _Core:
         return result
 
     def _check_offered(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> None:
-        request = exchange.request
-        offered = request.tools or sorted(call.available_functions or {})
-        for tool in calls:
-            if tool.name not in offered:
-                where = (
-                    f"it offered: {', '.join(offered)}"
-                    if offered
-                    else "it offered no tools (give the agent tools=[...])"
-                )
-                raise ScriptReplyError(
-                    f"pytest-flows: LLM call #{request.number} "
-                    f"(caller: {request.describe_caller()}) got a scripted call to tool "
-                    f"{tool.name!r}, but {where}. "
-                    f"Fix the name in {exchange.entry.label if exchange.entry else 'the script'}."
-                )
+        offered = exchange.request.tools or sorted(call.available_functions or {})
+        check_offered(exchange, calls, offered)
 
     def _tool_calls(self, call: _Call, exchange: Exchange, calls: list[ToolCall]) -> Any:
         request = exchange.request
@@ -520,9 +500,7 @@ class _Core:
         ]
         usage = self._usage(exchange, json.dumps(wire))
         call.llm._track_token_usage_internal(usage)
-        summary = ", ".join(
-            f"{t.name}({json.dumps(dict(t.arguments), sort_keys=True)})" for t in calls
-        )
+        summary = tools_summary(calls)
         if call.available_functions:
             # A caller that passes functions gets them run by the "provider", as
             # crewai's native providers do, and receives the first result.
@@ -576,20 +554,8 @@ class _Core:
         return usage
 
     def _record(self, call: _Call, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
-        if self.session is None:
-            return
-        caller = request.caller
-        fields: list[tuple[str, str]] = [("purpose", str(caller.get("purpose")))]
-        for key in ("agent", "task", "model"):
-            if key in caller:
-                fields.append((key, plain(caller[key])))
-        self.session.record(
-            TraceEvent(
-                kind="llm.call",
-                name=str(caller.get("method", "-")),
-                fields=(*fields, *outcome),
-            )
-        )
+        if self.session is not None:
+            self.session.record(llm_call_event(request, outcome))
 
 
 def _latency(exchange: Exchange) -> float:
@@ -624,12 +590,17 @@ class _VirtualRetry:
 
 @contextlib.contextmanager
 def install(session: FlowsSession, fake: Any) -> Iterator[None]:
-    """Bind ``fake`` (a :class:`FakeLLM`, or an :class:`LLMScript`) for one test."""
+    """Bind ``fake`` (an :class:`LLMScript`, or a :class:`FakeLLM`) for one test."""
     llm = fake if isinstance(fake, FakeLLM) else FakeLLM.create(session, fake)
-    with (
-        callers.tracking(),
-        callers.tool_uses(session.record),
-        route_constructor(llm),
-        route_existing(llm),
-    ):
-        yield
+    api = llm._require_core().api
+    api.handles["crewai"] = llm.handle  # fake_llm.handle("gpt-4o"): the LLM crewai gets
+    try:
+        with (
+            callers.tracking(),
+            callers.tool_uses(session.record),
+            route_constructor(llm),
+            route_existing(llm),
+        ):
+            yield
+    finally:
+        api.handles.pop("crewai", None)

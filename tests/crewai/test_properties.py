@@ -21,16 +21,16 @@ from property_flows import (
 )
 
 from pytest_flows.errors import FlowsUsageError
-from pytest_flows.store import CrashPoint
-from pytest_flows.strategies import (
+from pytest_flows.state_properties import (
     assert_crash_resume,
     assert_fork_isolated,
     assert_time_travel,
     check_crash_resume,
     check_fork_isolation,
     check_time_travel,
-    scheduler_seeds,
 )
+from pytest_flows.store import CrashPoint
+from pytest_flows.strategies import scheduler_seeds
 
 
 # -- (a) crash-resume equivalence ----------------------------------------------------------

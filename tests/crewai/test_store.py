@@ -206,12 +206,19 @@ def test_pending_feedback_is_stored_loaded_and_cleared(flows, flow_store):
     assert "feedback cleared write" in rendered
 
 
-def test_the_store_is_also_a_flow_persistence_for_other_fakes(flows, flow_store):
+def test_the_stores_flow_persistence_reads_and_writes_the_store(flows, flow_store):
     run = flows.run(CounterFlow)
-    assert flow_store.load_state(run.state.id) == {"id": run.state.id, "counter": 1}
-    flow_store.save_state(run.state.id, "manual", {"id": run.state.id, "counter": 7})
+    persistence = flow_store.persistence
+    assert persistence.load_state(run.state.id) == {"id": run.state.id, "counter": 1}
+    persistence.save_state(run.state.id, "manual", {"id": run.state.id, "counter": 7})
     assert flow_store.methods(run.state.id) == ["step", "manual"]
-    assert flow_store.load_pending_feedback(run.state.id) is None
+    assert persistence.load_pending_feedback(run.state.id) is None
+
+
+def test_the_store_itself_has_no_crewai_persistence_methods(flow_store):
+    # crewai's FlowPersistence calls live on flow_store.persistence (the adapter's), so
+    # the framework-neutral store carries none of them.
+    assert not any(hasattr(flow_store, name) for name in ("save_state", "load_state"))
 
 
 def test_each_test_gets_an_empty_store(flows, flow_store):

@@ -29,7 +29,7 @@ from store_flows import (
     WalletState,
 )
 
-from pytest_flows.crewai import patches
+from pytest_flows.crewai import store_patches
 from pytest_flows.store import (
     CheckpointNotFoundError,
     InvalidStateIdError,
@@ -108,7 +108,7 @@ def _state_for(kind: str) -> dict[str, Any]:
 def _real_sqlite_save(real: SQLiteFlowPersistence, state: dict[str, Any]) -> None:
     import json
 
-    to_state_dict, json_default = patches.sqlite_codec()
+    to_state_dict, json_default = store_patches.sqlite_codec()
     json.dumps(to_state_dict(state), default=json_default)  # what save_state does first
 
 
@@ -242,13 +242,9 @@ def test_ids_with_path_characters_are_refused(flows, flow_store, bad):
     assert flow_store.ids == []
 
 
-def test_the_crewai_seams_flow_store_relies_on_are_where_we_expect(flows):
-    patches.check_store_patch_points()
-
-
 def test_values_the_codec_does_encode_are_stored_as_sqlite_stores_them(flows, flow_store):
     # sets, tuples and dates are converted by SQLite's json default, not refused
-    flow_store.save_state(
+    flow_store.persistence.save_state(
         "manual",
         "m",
         {"id": "manual", "day": dt.date(2025, 1, 2), "pair": (1, 2), "tags": {"t"}},

@@ -39,6 +39,8 @@ from pydantic import BaseModel
 from pytest_flows._durations import check_duration
 from pytest_flows.agent_framework.tracing import render
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.human_script import PAUSE as _PAUSE
+from pytest_flows.human_script import is_pause, occurrence
 from pytest_flows.script import (
     Match,
     Request,
@@ -54,18 +56,9 @@ __all__ = ["PAUSE", "RequestRule", "Requests", "requests"]
 _KIND = "request_info"
 
 
-class _Pause:
-    def __repr__(self) -> str:
-        return "PAUSE"
-
-
-#: Leave the request pending (the run stops, waiting, as without a human).
-PAUSE: Any = _Pause()
-
-
-def _is_pause(value: Any) -> bool:
-    # the human fixture's own pause() sentinel counts too
-    return value is PAUSE or type(value).__name__ == "_Pause"
+#: Leave the request pending (the run stops, waiting, as without a human): the
+#: ``human`` fixture's own ``pause()`` sentinel, so both spellings mean the same.
+PAUSE: Any = _PAUSE
 
 
 def _script_of(human: Any) -> Any:
@@ -235,9 +228,9 @@ class Requests:
         after = check_duration("respond(after=...)", after)
         prefix = "requests(human)" if match is None else f"requests(human).on({description})"
         for value in values:
-            verb = "pause()" if _is_pause(value) else f"respond({_label(value)})"
+            verb = "pause()" if is_pause(value) else f"respond({_label(value)})"
             extra = "" if times == 1 else f", times={times!r}"
-            reply = value if _is_pause(value) else _Respond(value, float(after))
+            reply = value if is_pause(value) else _Respond(value, float(after))
             self.script.add(
                 reply,
                 match=match,
@@ -259,16 +252,6 @@ def requests(human: Any) -> Requests:
 
 
 # -- answering (called by the adapter) ------------------------------------------------------
-
-
-def _occurrence(script: Any, caller: Mapping[str, Any]) -> int:
-    return 1 + sum(
-        1
-        for exchange in script.exchanges
-        if exchange.caller.get("kind") == _KIND
-        and exchange.caller.get("method") == caller.get("method")
-        and exchange.caller.get("flow") == caller.get("flow")
-    )
 
 
 def _suggestion(request: Request) -> str:
@@ -314,7 +297,7 @@ def answer_pending(human: Any, workflow: Any, pending: Sequence[Any], clock: Any
             "method": item.executor,
             "kind": _KIND,
         }
-        caller["occurrence"] = _occurrence(script, caller)
+        caller["occurrence"] = occurrence(script, caller)
         caller["request"] = _type_name(item.request_type or type(data))
         caller["response"] = _type_name(item.response_type)
         caller["data"] = _view(data)
@@ -334,7 +317,7 @@ def answer_pending(human: Any, workflow: Any, pending: Sequence[Any], clock: Any
         except UnscriptedRequest as error:
             raise _unscripted(error, request) from None
         value = exchange.resolve()
-        if _is_pause(value):
+        if is_pause(value):
             exchange.reply = PAUSE
             continue
         after = 0.0

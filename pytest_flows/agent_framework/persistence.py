@@ -1,9 +1,7 @@
-"""How the harness's fakes (``flow_store``, ``human``, ``fake_llm``) plug into Agent Framework."""
+"""Agent Framework's side of ``flow_store``: checkpoints written into the store."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows.agent_framework.checkpoints import (
@@ -13,50 +11,9 @@ from pytest_flows.agent_framework.checkpoints import (
 )
 
 if TYPE_CHECKING:
-    from pytest_flows.agent_framework.adapter import AgentFrameworkAdapter
     from pytest_flows.session import FlowsSession
 
-__all__ = ["AgentFrameworkStoreBackend", "bind", "checkpoint_storage"]
-
-
-def bind(
-    adapter: AgentFrameworkAdapter, session: FlowsSession, kind: str, fake: Any
-) -> contextlib.AbstractContextManager[None] | None:
-    fakes = adapter.fakes(session)
-    if kind == "store":
-        if not callable(getattr(fake, "add_checkpoint", None)):
-            return None
-        backend = AgentFrameworkStoreBackend(fake)
-        fake.register_backend(backend)
-        return _setting(fakes, "storage", backend.storage)
-    if kind == "human":
-        if not callable(getattr(getattr(fake, "script", None), "take", None)):
-            return None
-        return _setting(fakes, "human", fake)
-    if kind == "llm":
-        from pytest_flows.agent_framework.chat import intercept_chat_clients
-
-        stack = contextlib.ExitStack()
-        stack.enter_context(_setting(fakes, "llm", fake))
-        stack.enter_context(intercept_chat_clients(fake))
-        return _closing(stack)
-    return None
-
-
-@contextlib.contextmanager
-def _closing(stack: contextlib.ExitStack) -> Iterator[None]:
-    with stack:
-        yield
-
-
-@contextlib.contextmanager
-def _setting(fakes: Any, name: str, value: Any) -> Iterator[None]:
-    previous = getattr(fakes, name)
-    setattr(fakes, name, value)
-    try:
-        yield
-    finally:
-        setattr(fakes, name, previous)
+__all__ = ["AgentFrameworkStoreBackend", "checkpoint_storage"]
 
 
 class AgentFrameworkStoreBackend:
@@ -71,8 +28,9 @@ class AgentFrameworkStoreBackend:
 
     framework = "agent_framework"
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, session: FlowsSession | None = None) -> None:
         self.store = store
+        self.session = session
         self.storage = FlowsCheckpointStorage(store=store)
         self.storage.use_rules(None)  # follow each run's workflow
 
