@@ -1,4 +1,4 @@
-"""Every stdlib patch the thread scheduler needs, in one place, with a check.
+"""Every stdlib patch pytest-flows makes, declared in one place, with its check.
 
 While a flows scheduler is active, primitives *created* by anyone become
 scheduler-aware: ``threading.Lock`` (and with it Condition, Event, Semaphore,
@@ -11,18 +11,27 @@ objects that outlive the test stay correct.
 Patching at this level (rather than each primitive) is what makes every
 higher-level primitive a switch point: they all block in
 ``threading._allocate_lock()``/``threading.Lock()`` locks.
+
+``Thread.start`` is patched once for two jobs: the scheduler adopts a thread a
+managed thread starts, and while :func:`inheriting_context` is active a started
+thread runs in a copy of its starter's context (see ``thread_context.py``).
+:data:`SEAMS` also declares the other stdlib patches (the network guard's
+``socket`` functions, the human fake's ``input``); :func:`check_stdlib_seams`
+resolves them all.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import platform
 import queue
 import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from pytest_flows.seams import Registry, Seam, check
 from pytest_flows.threads import (
     FlowsAborted,
     Participant,
@@ -33,7 +42,7 @@ from pytest_flows.threads import (
     current,
 )
 
-__all__ = ["SchedLock", "check_stdlib_seams", "patched"]
+__all__ = ["SEAMS", "SchedLock", "check_stdlib_seams", "inheriting_context", "patched"]
 
 _real_join = threading.Thread.join
 
@@ -124,7 +133,20 @@ def _sleep(seconds: float) -> None:
     me.sched.sleep(me, float(seconds))
 
 
+#: threads_inherit_context() blocks open: while > 0, started threads copy the context.
+_inheriting = 0
+_POOL_WORKER_MODULE = "concurrent.futures.thread"
+
+
 def _start(self: threading.Thread) -> None:
+    if _inheriting:
+        # Pool workers are left alone: a pool outlives the work that started it,
+        # and each work item carries its own context (asyncio.to_thread does).
+        target: Any = getattr(self, "_target", None)
+        if getattr(target, "__module__", None) != _POOL_WORKER_MODULE:
+            context = contextvars.copy_context()
+            in_context = self.run
+            self.run = lambda: context.run(in_context)  # type: ignore[method-assign]
     me = current()
     if me is None or isinstance(self, _RealThread):
         _real_thread_start(self)
@@ -161,57 +183,127 @@ def _join(self: threading.Thread, timeout: float | None = None) -> None:
         _real_join(self, timeout)
 
 
-_SEAMS: tuple[tuple[Any, str, Any], ...] = (
-    (threading, "Lock", SchedLock),
-    (threading, "_allocate_lock", SchedLock),
-    (threading, "RLock", threading._PyRLock),  # type: ignore[attr-defined]
-    (queue, "SimpleQueue", queue._PySimpleQueue),  # type: ignore[attr-defined]
-    (time, "sleep", _sleep),
-    (threading.Thread, "start", _start),
-    (threading.Thread, "join", _join),
+_SCHEDULER = "the thread scheduler"
+_SOCKET_WHY = "the network guard refuses hosts outside allow_hosts"
+
+SEAMS = Registry(
+    "Python standard library",
+    __name__,
+    Seam("threading:Lock", "patch", f"{_SCHEDULER}: a blocking acquire is a switch point"),
+    Seam(
+        "threading:_allocate_lock",
+        "patch",
+        f"{_SCHEDULER}: Condition, Event and friends build their waiters on it",
+    ),
+    Seam(
+        "threading:Condition.wait",
+        "read",
+        f"{_SCHEDULER} sees a Condition block only through _allocate_lock()",
+        source=("_allocate_lock()",),
+    ),
+    Seam("threading:RLock", "patch", f"{_SCHEDULER}: the pure-Python RLock, built on Lock"),
+    Seam("threading:_PyRLock", "read", f"{_SCHEDULER}: the RLock that builds on Lock"),
+    Seam("queue:SimpleQueue", "patch", f"{_SCHEDULER}: pools' work queues, built on Lock"),
+    Seam("queue:_PySimpleQueue", "read", f"{_SCHEDULER}: the SimpleQueue that builds on Lock"),
+    Seam("time:sleep", "patch", f"{_SCHEDULER}: a managed thread sleeps on virtual time"),
+    Seam(
+        "threading:Thread.start",
+        "patch",
+        f"{_SCHEDULER} adopts threads; a thread started in a test inherits its context",
+        params=("self",),
+    ),
+    Seam("threading:Thread.join", "patch", f"{_SCHEDULER}: joining is a switch point"),
+    Seam(
+        "threading:Thread.__init__",
+        "read",
+        "a pool worker is told apart by its _target",
+        source=("self._target = ",),
+    ),
+    *(
+        Seam(f"socket:socket.{name}", "patch", _SOCKET_WHY)
+        for name in ("connect", "connect_ex", "sendto", "sendmsg")
+    ),
+    Seam("socket:SocketType", "patch", _SOCKET_WHY),
+    Seam("_socket:SocketType", "patch", _SOCKET_WHY),
+    Seam("_socket:socket", "patch", _SOCKET_WHY),
+    # socket.getaddrinfo wraps _socket's; the other lookups are _socket's, imported by name.
+    Seam("_socket:getaddrinfo", "patch", _SOCKET_WHY),
+    *(
+        Seam(f"{module}:{name}", "patch", _SOCKET_WHY)
+        for module in ("_socket", "socket")
+        for name in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
+    ),
+    Seam("builtins:input", "patch", "the human fake answers input() in flow code"),
+)
+
+#: What :func:`patched` installs while a scheduler is active (Thread.start: see _start_users).
+_SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
+    ("threading:Lock", SchedLock),
+    ("threading:_allocate_lock", SchedLock),
+    ("threading:RLock", threading._PyRLock),  # type: ignore[attr-defined]
+    ("queue:SimpleQueue", queue._PySimpleQueue),  # type: ignore[attr-defined]
+    ("time:sleep", _sleep),
+    ("threading:Thread.join", _join),
 )
 
 
 def check_stdlib_seams() -> None:
-    """Fail loudly if a Python version moved what the scheduler patches."""
-    missing = [f"{getattr(o, '__name__', o)}.{n}" for o, n, _ in _SEAMS if not hasattr(o, n)]
-    for owner, name in ((threading, "_PyRLock"), (queue, "_PySimpleQueue")):
-        if not hasattr(owner, name):
-            missing.append(f"{owner.__name__}.{name}")
-    if missing:
-        raise RuntimeError(
-            "pytest-flows' thread scheduler cannot patch " + ", ".join(missing) + " on this "
-            "Python version; please report it with `python -VV`."
-        )
-    # Condition and Event must still build on the module-level lock factories.
-    import inspect
-
-    source = inspect.getsource(threading.Condition.wait)
-    if "_allocate_lock()" not in source:
-        raise RuntimeError(
-            "threading.Condition.wait no longer waits on threading._allocate_lock(); "
-            "pytest-flows' thread scheduler would not see it block."
-        )
+    """Fail loudly if a Python version moved what pytest-flows patches."""
+    check(
+        SEAMS,
+        owner="stdlib",
+        installed=f"Python {platform.python_version()}",
+        supported="the Python versions in pyproject.toml's classifiers",
+    )
 
 
 _depth = 0
+_scheduler_patches = contextlib.ExitStack()
+_start_users = 0
+_start_patch = contextlib.ExitStack()
 
 
-@contextmanager
+@contextlib.contextmanager
+def _thread_start_patched() -> Iterator[None]:
+    """``Thread.start`` is ours while anyone needs it: the scheduler or context inheritance."""
+    global _start_users
+    _start_users += 1
+    if _start_users == 1:
+        _start_patch.enter_context(SEAMS["threading:Thread.start"].replace(_start))
+    try:
+        yield
+    finally:
+        _start_users -= 1
+        if _start_users == 0:
+            _start_patch.close()
+
+
+@contextlib.contextmanager
+def inheriting_context() -> Iterator[None]:
+    """Until exit, a started thread runs in a copy of the starting thread's context."""
+    global _inheriting
+    _inheriting += 1
+    try:
+        with _thread_start_patched():
+            yield
+    finally:
+        _inheriting -= 1
+
+
+@contextlib.contextmanager
 def patched(sched: Any) -> Iterator[None]:
     """Route the stdlib primitives through the scheduler for the block."""
     global _depth
     _idle_schedulers.append(sched)
     _depth += 1
-    saved = []
-    if _depth == 1:
-        for owner, name, value in _SEAMS:
-            saved.append((owner, name, owner.__dict__[name]))
-            setattr(owner, name, value)
     try:
-        yield
+        if _depth == 1:
+            for target, value in _SCHEDULER_PATCHES:
+                _scheduler_patches.enter_context(SEAMS[target].replace(value))
+        with _thread_start_patched():
+            yield
     finally:
         _depth -= 1
-        for owner, name, value in reversed(saved):
-            setattr(owner, name, value)
+        if _depth == 0:
+            _scheduler_patches.close()
         _idle_schedulers.remove(sched)

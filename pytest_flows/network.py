@@ -168,20 +168,19 @@ def network_guard(allow: Allow) -> Iterator[None]:
         resolved.add([address])
         return address
 
-    def gethostbyname_ex(host: Any) -> tuple[str, list[str], list[str]]:
-        name = name_of(host)
-        if name is not None:
-            check(name, None)
-        result: tuple[str, list[str], list[str]] = real_gethostbyname_ex(host)
-        resolved.add(result[2])
-        return result
+    def host_lookup(real: Callable[[Any], Any], *, records: bool) -> Callable[[Any], Any]:
+        """gethostbyname_ex / gethostbyaddr: checked, and (``records``) its addresses kept."""
 
-    def gethostbyaddr(host: Any) -> tuple[str, list[str], list[str]]:
-        name = name_of(host)
-        if name is not None:
-            check(name, None)
-        result: tuple[str, list[str], list[str]] = real_gethostbyaddr(host)
-        return result
+        def lookup(host: Any) -> tuple[str, list[str], list[str]]:
+            name = name_of(host)
+            if name is not None:
+                check(name, None)
+            result: tuple[str, list[str], list[str]] = real(host)
+            if records:
+                resolved.add(result[2])
+            return result
+
+        return lookup
 
     def getnameinfo(sockaddr: Any, flags: int) -> tuple[str, str]:
         # Numbers only (NI_NUMERICHOST) is formatting, not a lookup.
@@ -223,39 +222,27 @@ def network_guard(allow: Allow) -> Iterator[None]:
     lookups = {
         "getaddrinfo": getaddrinfo,
         "gethostbyname": gethostbyname,
-        "gethostbyname_ex": gethostbyname_ex,
-        "gethostbyaddr": gethostbyaddr,
+        "gethostbyname_ex": host_lookup(real_gethostbyname_ex, records=True),
+        "gethostbyaddr": host_lookup(real_gethostbyaddr, records=False),
         "getnameinfo": getnameinfo,
     }
+    from pytest_flows._stdlib_seams import SEAMS  # the thread scheduler: not at start-up
+
     with contextlib.ExitStack() as undo:
         for name, method in methods.items():
             if hasattr(real_socket_type, name):
-                undo.enter_context(_replaced(socket.socket, name, method))
+                undo.enter_context(SEAMS[f"socket:socket.{name}"].replace(method))
         # Code that calls the C type directly (_socket.socket.connect(sock, address)).
-        for module in (_socket, socket):
-            undo.enter_context(_replaced(module, "SocketType", guarded_type))
-        undo.enter_context(_replaced(_socket, "socket", guarded_type))
+        for module in ("_socket", "socket"):
+            undo.enter_context(SEAMS[f"{module}:SocketType"].replace(guarded_type))
+        undo.enter_context(SEAMS["_socket:socket"].replace(guarded_type))
         for name, lookup in lookups.items():
-            undo.enter_context(_replaced(_socket, name, lookup))
+            undo.enter_context(SEAMS[f"_socket:{name}"].replace(lookup))
             # socket.getaddrinfo is a Python wrapper that calls _socket.getaddrinfo; the
             # others are _socket's functions imported by name, so both names are patched.
             if name != "getaddrinfo":
-                undo.enter_context(_replaced(socket, name, lookup))
+                undo.enter_context(SEAMS[f"socket:{name}"].replace(lookup))
         yield
-
-
-@contextlib.contextmanager
-def _replaced(owner: Any, name: str, value: Any) -> Iterator[None]:
-    missing = object()
-    previous = vars(owner).get(name, missing)  # own attribute only: a class may inherit it
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        if previous is missing:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, previous)
 
 
 def _guarded_socket_type(real: Any, methods: dict[str, Callable[..., Any]]) -> Any:

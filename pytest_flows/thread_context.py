@@ -16,34 +16,16 @@ crewai's executors do).
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+
+from pytest_flows import _stdlib_seams
 
 __all__ = ["threads_inherit_context"]
 
-_POOL_WORKER_MODULE = "concurrent.futures.thread"
 
+def threads_inherit_context() -> contextlib.AbstractContextManager[None]:
+    """Until exit, a started thread runs in a copy of the starting thread's context.
 
-def _inheriting(start: Callable[[threading.Thread], None]) -> Callable[[threading.Thread], None]:
-    def start_in_context(thread: threading.Thread) -> None:
-        target: Any = getattr(thread, "_target", None)
-        if getattr(target, "__module__", None) != _POOL_WORKER_MODULE:
-            context = contextvars.copy_context()
-            body = thread.run
-            thread.run = lambda: context.run(body)  # type: ignore[method-assign]
-        start(thread)
-
-    return start_in_context
-
-
-@contextlib.contextmanager
-def threads_inherit_context() -> Iterator[None]:
-    """Until exit, a started thread runs in a copy of the starting thread's context."""
-    original: Any = threading.Thread.start
-    threading.Thread.start = _inheriting(original)  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        threading.Thread.start = original  # type: ignore[method-assign]
+    The one ``Thread.start`` patch (shared with the thread scheduler) lives in
+    ``_stdlib_seams.py``.
+    """
+    return _stdlib_seams.inheriting_context()

@@ -53,5 +53,7 @@ def test_a_moved_crewai_seam_names_the_supported_range(monkeypatch: pytest.Monke
     with pytest.raises(AssertionError) as moved:
         patches.check_patch_points()
     message = str(moved.value)
-    assert "crewai_event_bus.reset_runtime_state() is gone" in message
-    assert f"supports crewai>=1.15.23,<1.16 (installed: crewai {version('crewai')})" in message
+    assert "CrewAIEventsBus.reset_runtime_state (call: " in message
+    assert f"crewai {version('crewai')} is installed; pytest-flows supports {CREWAI.supported}" in (
+        message
+    )

@@ -2,7 +2,7 @@
 
 While a ``flow_store`` is installed, ``JsonProvider`` and ``SqliteProvider``
 read and write through :class:`CheckpointRouter` (see
-``patches.routed_checkpoints``): crewai still builds every checkpoint document
+``store_patches.routed_checkpoints``): crewai still builds every checkpoint document
 itself (``RuntimeState.model_dump(mode="json")`` then ``json.dumps``), so what
 the store holds is byte for byte what the provider would have written; only
 the file (or database row) is replaced by a record in memory. Locations follow
@@ -32,7 +32,7 @@ from crewai.events.types.checkpoint_events import (
 from pydantic_core import to_jsonable_python
 
 from pytest_flows.codec import find_unserializable
-from pytest_flows.crewai import patches
+from pytest_flows.crewai import store_patches
 from pytest_flows.store import (
     CheckpointNotFoundError,
     FlowStore,
@@ -84,10 +84,10 @@ class CheckpointRouter:
 
     def write(self, kind: str, data: str, location: str, parent_id: str | None, branch: str) -> str:
         if kind == "sqlite":
-            checkpoint_id = patches.sqlite_checkpoint_id()
+            checkpoint_id = store_patches.sqlite_checkpoint_id()
             where = f"{location}#{checkpoint_id}"
         else:
-            where = patches.json_checkpoint_location(location, branch, parent_id)
+            where = store_patches.json_checkpoint_location(location, branch, parent_id)
             stem = os.path.basename(where).removesuffix(".json")
             checkpoint_id = stem.split("_p-", 1)[0]
         trigger, state, completed = _summary(data)

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.flow_events import (
     ConversationMessageAddedEvent,
     ConversationRouteSelectedEvent,
@@ -41,6 +40,8 @@ from crewai.flow.conversational_mixin import _ConversationalMixin
 from crewai.flow.flow import Flow
 
 from pytest_flows.crewai import callers
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.crewai.transcript import Frame, Transcript, Turn
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.script import code, short
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
 __all__ = ["ChatSession", "Conversation", "Frame", "Transcript", "Turn"]
+
+_ROUTE_TURN = SEAMS["crewai.flow.conversational_mixin:_ConversationalMixin.route_turn"]
 
 _BUILTIN_ROUTER_STEP = "route_conversation"
 
@@ -281,7 +284,8 @@ class Conversation:
         self.sessions: list[ChatSession] = []
         self._by_flow: dict[int, ChatSession] = {}
         self._by_id: dict[str, ChatSession] = {}
-        self._watched: dict[type, tuple[bool, Any]] = {}
+        self._watched: set[type] = set()
+        self._unwatch_all = contextlib.ExitStack()
 
     @property
     def human(self) -> Any:
@@ -342,8 +346,6 @@ class Conversation:
         if cls in self._watched:
             return
         default = _ConversationalMixin.__dict__["route_turn"]
-        had = "route_turn" in cls.__dict__
-        original = cls.__dict__.get("route_turn")
         resolved = cls.route_turn  # type: ignore[attr-defined]
         owner = self
 
@@ -352,15 +354,11 @@ class Conversation:
             owner._route_turn_returned(flow, result, resolved is not default)
             return result
 
-        setattr(cls, "route_turn", route_turn)  # noqa: B010
-        self._watched[cls] = (had, original)
+        self._unwatch_all.enter_context(_ROUTE_TURN.shadow(cls, route_turn))
+        self._watched.add(cls)
 
     def _unwatch(self) -> None:
-        for cls, (had, original) in reversed(list(self._watched.items())):
-            if had:
-                setattr(cls, "route_turn", original)  # noqa: B010
-            else:
-                delattr(cls, "route_turn")
+        self._unwatch_all.close()
         self._watched.clear()
 
     def _unregister(self, chat: ChatSession) -> None:

@@ -22,19 +22,18 @@ method, 2 for the next...); ``prompt`` is the message shown to the human.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import contextvars
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedbackContext
 from crewai.flow.persistence.base import FlowPersistence
-from crewai.flow.runtime import Flow
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows.crewai import callers, patches
+from pytest_flows import _stdlib_seams
+from pytest_flows.crewai import callers
+from pytest_flows.crewai import human_patches as patches
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
 from pytest_flows.run import FlowRun
@@ -96,7 +95,7 @@ def feedback(
 
 
 def ask(human: ScriptedHuman, flow: Any, message: str, metadata: Any) -> str | None:
-    timeout = _ask_timeout.get()
+    timeout = patches.ask_timeout()
     method = callers.flow_caller().get("method", "")
     data: dict[str, Any] = {"metadata": metadata, "timeout": timeout}
     request = human.request(_flow_name(flow), "ask", str(method), message, data)
@@ -122,11 +121,7 @@ def ask(human: ScriptedHuman, flow: Any, message: str, metadata: Any) -> str | N
             exchange.reply = None
             human.trace("human.ask", method, message, None, None, timed_out=timeout)
             return None
-        if value.outcome is not None:
-            raise ScriptReplyError(
-                f"pytest-flows: human request #{request.number} is Flow.ask() in {method!r}; "
-                f"outcome= in {entry_label(exchange)} only routes @human_feedback. Drop it."
-            )
+        _refuse_outcome(value, exchange, "Flow.ask()", method)
         human.wait(value.after)
     except BaseException as exc:
         exchange.error = exc
@@ -135,6 +130,14 @@ def ask(human: ScriptedHuman, flow: Any, message: str, metadata: Any) -> str | N
     exchange.reply = value.text
     human.trace("human.ask", method, message, value.text, None)
     return str(value.text)
+
+
+def _refuse_outcome(value: Any, exchange: Any, what: str, method: str) -> None:
+    if value.outcome is not None:
+        raise ScriptReplyError(
+            f"pytest-flows: human request #{exchange.request.number} is {what} in {method!r}; "
+            f"outcome= in {entry_label(exchange)} only routes @human_feedback. Drop it."
+        )
 
 
 def console_input(human: ScriptedHuman, prompt: object = "") -> str:
@@ -153,11 +156,7 @@ def console_input(human: ScriptedHuman, prompt: object = "") -> str:
                 f"which waits until someone types a line; {entry_label(exchange)} cannot {verb} "
                 'it. Script the line: human.answer("...").'
             )
-        if value.outcome is not None:
-            raise ScriptReplyError(
-                f"pytest-flows: human request #{request.number} is input() in {method!r}; "
-                f"outcome= in {entry_label(exchange)} only routes @human_feedback. Drop it."
-            )
+        _refuse_outcome(value, exchange, "input()", method)
         human.wait(value.after)
     except BaseException as exc:
         exchange.error = exc
@@ -172,12 +171,10 @@ def console_input(human: ScriptedHuman, prompt: object = "") -> str:
 def _console_input(human: ScriptedHuman) -> Iterator[None]:
     # Flow code calls input() from worker threads too: only a module-wide
     # replacement reaches them. pytest's captured stdin would raise instead.
-    real = builtins.input
-    builtins.input = lambda prompt="": console_input(human, prompt)
-    try:
+    with _stdlib_seams.SEAMS["builtins:input"].replace(
+        lambda prompt="": console_input(human, prompt)
+    ):
         yield
-    finally:
-        builtins.input = real
 
 
 def resume(human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None) -> FlowRun:
@@ -258,31 +255,6 @@ class _InputProvider:
         return ask(self._human, flow, message, metadata)
 
 
-_ask_timeout: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "pytest_flows_ask_timeout", default=None
-)
-
-
-@contextlib.contextmanager
-def _ask_timeouts() -> Iterator[None]:
-    """Let the scripted provider see ``ask(timeout=...)`` (crewai does not pass it on)."""
-    original = Flow.__dict__["ask"]
-
-    def ask(self: Any, message: str, timeout: float | None = None, metadata: Any = None) -> Any:
-        token = _ask_timeout.set(timeout)
-        try:
-            return original(self, message, timeout=timeout, metadata=metadata)
-        finally:
-            _ask_timeout.reset(token)
-
-    ask.__doc__ = original.__doc__
-    setattr(Flow, "ask", ask)  # noqa: B010
-    try:
-        yield
-    finally:
-        setattr(Flow, "ask", original)  # noqa: B010
-
-
 # -- pending feedback kept in memory ---------------------------------------------------
 class _InMemoryPendingStore(FlowPersistence):
     """A minimal in-memory ``FlowPersistence`` for paused feedback (the human fake's own).
@@ -357,7 +329,7 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
         stack.enter_context(patches.console_feedback(console))
         stack.enter_context(patches.input_provider(_InputProvider(human)))
         stack.enter_context(patches.explicit_outcomes(human.decided_outcome))
-        stack.enter_context(_ask_timeouts())
+        stack.enter_context(patches.ask_timeouts())
         stack.enter_context(_console_input(human))
         fallback = _InMemoryPendingStore()  # only if no persistence factory is registered
         stack.enter_context(patches.fallback_persistence(lambda: fallback))

@@ -6,8 +6,9 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crewai.llm import LLM
 from crewai.llms.base_llm import BaseLLM
+
+from pytest_flows.crewai.seams import SEAMS
 
 __all__ = ["route_constructor", "route_existing"]
 
@@ -41,34 +42,34 @@ def _routed(fake: Any, name: str) -> Callable[..., Any]:
     return call
 
 
+_BASE = "crewai.llms.base_llm:BaseLLM"
+#: What a routed LLM class answers with, by the seam it replaces.
+_CAPABILITIES: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    ("crewai.llm:LLM.supports_function_calling", lambda self: True),
+    (f"{_BASE}.supports_stop_words", lambda self: False),
+)
+
+
 @contextlib.contextmanager
 def route_existing(fake: Any) -> Iterator[None]:
     """LLM objects built before the test (at import) answer from the fake too."""
-    undo: list[tuple[type, str, Any]] = []
-    try:
+    with contextlib.ExitStack() as stack:
         for cls in _llm_classes(type(fake)):
             for name in _ROUTED_METHODS:
                 if name in cls.__dict__:
-                    undo.append((cls, name, cls.__dict__[name]))
-                    setattr(cls, name, _routed(fake, name))
-            for name, value in (
-                ("supports_function_calling", lambda self: True),
-                ("supports_stop_words", lambda self: False),
-            ):
-                if name in cls.__dict__:
-                    undo.append((cls, name, cls.__dict__[name]))
-                    setattr(cls, name, value)
+                    seam = SEAMS[f"{_BASE}.{name}"]
+                    stack.enter_context(seam.shadow(cls, _routed(fake, name)))
+            for target, value in _CAPABILITIES:
+                seam = SEAMS[target]
+                if seam.owner_and_name[1] in cls.__dict__:
+                    stack.enter_context(seam.shadow(cls, value))
         yield
-    finally:
-        for cls, name, original in reversed(undo):
-            setattr(cls, name, original)
 
 
 @contextlib.contextmanager
 def route_constructor(fake: Any) -> Iterator[None]:
     """``LLM("model")`` returns the fake's handle for "model" (``__init__`` is skipped
     because the object returned is not an ``LLM``)."""
-    original = LLM.__dict__["__new__"]
 
     def routed_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
         model = kwargs.get("model", args[0] if args else None)
@@ -76,8 +77,5 @@ def route_constructor(fake: Any) -> Iterator[None]:
             raise ValueError("Model must be a non-empty string")
         return fake.handle(model)
 
-    setattr(LLM, "__new__", routed_new)  # noqa: B010 - the routing
-    try:
+    with SEAMS["crewai.llm:LLM.__new__"].replace(routed_new):
         yield
-    finally:
-        setattr(LLM, "__new__", original)  # noqa: B010

@@ -27,13 +27,13 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, Field, ValidationError
 
 from pytest_flows.codec import FieldChange, differences, find_unserializable
-from pytest_flows.crewai import patches
+from pytest_flows.crewai import store_patches as patches
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.loop import Scheduler, active_scheduler
 from pytest_flows.store import (
     FlowStore,
