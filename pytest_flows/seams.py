@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -85,7 +86,7 @@ class Seam:
         owner: Any = importlib.import_module(module)
         *parents, name = path.split(".")
         for part in parents:
-            owner = inspect.getattr_static(owner, part)
+            owner = _lookup(owner, part)
         return owner, name
 
     def replace(self, value: Any) -> contextlib.AbstractContextManager[None]:
@@ -137,6 +138,14 @@ class Registry:
 def resolve(seam: Seam) -> Any:
     """The object ``seam.target`` names, looked up without running descriptors."""
     owner, name = seam.owner_and_name
+    return _lookup(owner, name)
+
+
+def _lookup(owner: Any, name: str) -> Any:
+    # A module may load names lazily (a module __getattr__); a class attribute is
+    # read raw, so a property or staticmethod is checked as itself.
+    if isinstance(owner, types.ModuleType):
+        return getattr(owner, name)
     return inspect.getattr_static(owner, name)
 
 

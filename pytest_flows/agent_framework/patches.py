@@ -12,26 +12,26 @@ superstep committed. These narrow patches
   messages, events, state writes and commits, checkpoints, restores and
   responses) without changing what it decides - :func:`observe`.
 
-:func:`check_patch_points` fails loudly if an agent_framework upgrade moves any
-of them; the test suite calls it.
+Every seam they rely on is declared in :mod:`pytest_flows.agent_framework.seams`,
+whose :func:`check_patch_points` fails loudly if an upgrade moves one; the test
+suite calls it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import inspect
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Protocol
 
-from agent_framework import BaseChatClient, FunctionInvocationLayer
-from agent_framework._middleware import ChatMiddlewareLayer
-from agent_framework._workflows import _edge_runner, _runner, _runner_context, _state, _workflow
+from agent_framework._workflows import _edge_runner, _runner_context, _state
 from agent_framework._workflows._checkpoint_encoding import (
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
 from agent_framework._workflows._const import INTERNAL_SOURCE_PREFIX
+
+from pytest_flows.agent_framework.seams import SEAMS, check_patch_points
 
 __all__ = [
     "WorkflowObserver",
@@ -46,13 +46,12 @@ __all__ = [
 
 Order = Callable[[list[Any]], list[Any]]
 
-_original_gather: Callable[..., Coroutine[Any, Any, None]] = (
-    _edge_runner.gather_cancelling_siblings_on_error
-)
+_WF = "agent_framework._workflows"
+_GATHER = "gather_cancelling_siblings_on_error"
+_original_gather: Callable[..., Coroutine[Any, Any, None]] = getattr(_edge_runner, _GATHER)
 #: The modules whose concurrent deliveries the seed orders (and only those:
 #: responses and sub-workflow outputs keep the runtime's order).
-_GATHER_MODULES = (_runner, _edge_runner)
-_GATHER = "gather_cancelling_siblings_on_error"
+_GATHER_SEAMS = (f"{_WF}._edge_runner:{_GATHER}", f"{_WF}._runner:{_GATHER}")
 
 
 @contextlib.contextmanager
@@ -66,14 +65,10 @@ def ordered_deliveries(order: Order) -> Iterator[None]:
     async def gather_in_seeded_order(*coroutines: Coroutine[Any, Any, Any]) -> None:
         await _original_gather(*order(list(coroutines)))
 
-    previous = [getattr(module, _GATHER) for module in _GATHER_MODULES]
-    for module in _GATHER_MODULES:
-        setattr(module, _GATHER, gather_in_seeded_order)
-    try:
+    with contextlib.ExitStack() as stack:
+        for target in _GATHER_SEAMS:
+            stack.enter_context(SEAMS[target].replace(gather_in_seeded_order))
         yield
-    finally:
-        for module, saved in zip(_GATHER_MODULES, previous, strict=True):
-            setattr(module, _GATHER, saved)
 
 
 # -- reading a workflow's runtime -------------------------------------------------------
@@ -150,6 +145,12 @@ def internal_source(source_id: str) -> bool:
     return source_id.startswith(INTERNAL_SOURCE_PREFIX + ":")
 
 
+_RUNNER = f"{_WF}._runner:RunnerImpl"
+_CONTEXT = f"{_WF}._runner_context:InProcRunnerContext"
+_STATE = f"{_WF}._state:State"
+_ON_TARGET = f"{_WF}._edge_runner:EdgeRunner._execute_on_target"
+
+
 @contextlib.contextmanager
 def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
     """Report what ``workflow`` does to ``observer`` until exit.
@@ -161,21 +162,10 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
     runner: Any = workflow._runner
     ctx: Any = runner.context
     state: Any = runner.state
-    undo: list[Callable[[], None]] = []
+    stack = contextlib.ExitStack()
 
-    def shadow(obj: Any, name: str, replacement: Any) -> None:
-        had = name in vars(obj)
-        saved = vars(obj).get(name)
-        setattr(obj, name, replacement)
-
-        def restore() -> None:
-            if had:
-                setattr(obj, name, saved)
-            else:
-                with contextlib.suppress(AttributeError):
-                    delattr(obj, name)
-
-        undo.append(restore)
+    def shadow(obj: Any, seam: str, replacement: Any) -> None:
+        stack.enter_context(SEAMS[seam].shadow(obj, replacement))
 
     # -- supersteps: the runner's event stream, seen in order -------------------
     original_converge = runner.run_until_convergence
@@ -194,7 +184,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
             await events.aclose()
             observer.runner_ended(error)
 
-    shadow(runner, "run_until_convergence", run_until_convergence)
+    shadow(runner, f"{_RUNNER}.run_until_convergence", run_until_convergence)
 
     original_restore = runner.restore_from_checkpoint
 
@@ -202,11 +192,11 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         await original_restore(checkpoint_id, *args, **kwargs)
         observer.restored(str(checkpoint_id), int(runner._iteration))
 
-    shadow(runner, "restore_from_checkpoint", restore_from_checkpoint)
+    shadow(runner, f"{_RUNNER}.restore_from_checkpoint", restore_from_checkpoint)
 
     # -- deliveries along edges -----------------------------------------------------
     for edge_runner in runner._edge_runners:
-        shadow(edge_runner, "_execute_on_target", _delivery_hook(edge_runner, observer))
+        shadow(edge_runner, _ON_TARGET, _delivery_hook(edge_runner, observer))
 
     # -- the runner context: sends, events, checkpoints, responses -------------------
     original_send = ctx.send_message
@@ -215,7 +205,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         observer.sent(message)
         await original_send(message)
 
-    shadow(ctx, "send_message", send_message)
+    shadow(ctx, f"{_CONTEXT}.send_message", send_message)
 
     original_add_event = ctx.add_event
 
@@ -223,7 +213,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         observer.event(event)
         await original_add_event(event)
 
-    shadow(ctx, "add_event", add_event)
+    shadow(ctx, f"{_CONTEXT}.add_event", add_event)
 
     original_create = ctx.create_checkpoint
 
@@ -252,7 +242,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         observer.checkpoint_saved(str(checkpoint_id), iteration_count, previous_checkpoint_id)
         return checkpoint_id
 
-    shadow(ctx, "create_checkpoint", create_checkpoint)
+    shadow(ctx, f"{_CONTEXT}.create_checkpoint", create_checkpoint)
 
     original_respond = ctx.send_request_info_response
 
@@ -260,7 +250,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         await original_respond(request_id, response)
         observer.responded(request_id, response)
 
-    shadow(ctx, "send_request_info_response", send_request_info_response)
+    shadow(ctx, f"{_CONTEXT}.send_request_info_response", send_request_info_response)
 
     # -- shared state ---------------------------------------------------------------
     original_set = state.set
@@ -269,7 +259,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         original_set(key, value)
         observer.state_set(key, value)
 
-    shadow(state, "set", state_set)
+    shadow(state, f"{_STATE}.set", state_set)
 
     original_delete = state.delete
 
@@ -277,7 +267,7 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
         original_delete(key)
         observer.state_deleted(key)
 
-    shadow(state, "delete", state_delete)
+    shadow(state, f"{_STATE}.delete", state_delete)
 
     original_commit = state.commit
 
@@ -290,13 +280,10 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
             observer.state_committing(written, deleted)
         original_commit()
 
-    shadow(state, "commit", state_commit)
+    shadow(state, f"{_STATE}.commit", state_commit)
 
-    try:
+    with stack:
         yield
-    finally:
-        for restore in reversed(undo):
-            restore()
 
 
 def _delivery_hook(edge_runner: Any, observer: WorkflowObserver) -> Any:
@@ -344,164 +331,5 @@ def routed_chat_clients(route: ChatRoute) -> Iterator[None]:
     ) -> Any:
         return route(self, messages, stream, options)
 
-    cls: Any = BaseChatClient
-    previous = cls.__dict__["get_response"]
-    cls.get_response = get_response
-    try:
+    with SEAMS["agent_framework:BaseChatClient.get_response"].replace(get_response):
         yield
-    finally:
-        cls.get_response = previous
-
-
-# -- upgrade guard ---------------------------------------------------------------------
-
-
-def _supported_range() -> str:
-    from importlib.metadata import version
-
-    from pytest_flows.adapters import ADAPTERS
-
-    spec = next(s for s in ADAPTERS if s.framework == "agent_framework")
-    return f"{spec.supported} (installed: agent-framework-core {version('agent-framework-core')})"
-
-
-def check_patch_points() -> None:
-    """Raise AssertionError naming every private agent_framework seam that moved."""
-    problems: list[str] = []
-
-    def need(condition: bool, what: str) -> None:
-        if not condition:
-            problems.append(what)
-
-    gather_params = list(inspect.signature(_original_gather).parameters)
-    need(gather_params == ["coroutines"], f"gather_cancelling_siblings_on_error{gather_params}")
-    need(
-        "ensure_future(" in inspect.getsource(_original_gather),
-        "gather_cancelling_siblings_on_error no longer starts tasks in argument order",
-    )
-    for module in _GATHER_MODULES:
-        need(
-            hasattr(module, _GATHER),
-            f"{module.__name__}.gather_cancelling_siblings_on_error",
-        )
-    iteration = inspect.getsource(_runner.RunnerImpl._run_iteration)
-    need(
-        "await gather_cancelling_siblings_on_error(" in iteration
-        and "drain_messages()" in iteration,
-        "RunnerImpl._run_iteration no longer gathers deliveries per source",
-    )
-    fan_out = inspect.getsource(_edge_runner.FanOutEdgeRunner.send_message)
-    need(
-        "gather_cancelling_siblings_on_error(" in fan_out,
-        "FanOutEdgeRunner.send_message no longer gathers its targets",
-    )
-    target_params = list(inspect.signature(_edge_runner.EdgeRunner._execute_on_target).parameters)
-    need(
-        target_params[:4] == ["self", "target_id", "source_ids", "message"],
-        f"EdgeRunner._execute_on_target{target_params}",
-    )
-    for cls in _edge_runner.EdgeRunner.__subclasses__():
-        need(
-            "_execute_on_target" not in vars(cls),
-            f"{cls.__name__} overrides _execute_on_target",
-        )
-    need(
-        "_edge_group" in inspect.getsource(_edge_runner.EdgeRunner.__init__),
-        "EdgeRunner._edge_group",
-    )
-    runner_init = inspect.getsource(_runner.RunnerImpl.__init__)
-    need("self._edge_runners = " in runner_init, "RunnerImpl._edge_runners")
-    need("self._iteration = " in runner_init, "RunnerImpl._iteration")
-    for name in ("run_until_convergence", "restore_from_checkpoint", "context", "state"):
-        need(hasattr(_runner.RunnerImpl, name), f"RunnerImpl.{name}")
-    converge = inspect.getsource(_runner.RunnerImpl.run_until_convergence)
-    need(
-        "superstep_started" in converge
-        and "superstep_completed" in converge
-        and converge.index("self._state.commit()")
-        < converge.index("create_checkpoint_if_enabled()")
-        < converge.index("superstep_completed("),
-        "RunnerImpl.run_until_convergence: commit -> checkpoint -> superstep_completed",
-    )
-    need(
-        "self._runner.run_until_convergence()" in inspect.getsource(_workflow.Workflow),
-        "Workflow no longer drives self._runner.run_until_convergence()",
-    )
-    ctx_cls = _runner_context.InProcRunnerContext
-    for name in (
-        "send_message",
-        "add_event",
-        "create_checkpoint",
-        "send_request_info_response",
-        "add_request_info_event",
-    ):
-        need(callable(getattr(ctx_cls, name, None)), f"InProcRunnerContext.{name}")
-    need(
-        "self.add_event(" in inspect.getsource(ctx_cls.add_request_info_event),
-        "InProcRunnerContext.add_request_info_event no longer goes through add_event",
-    )
-    create_params = list(inspect.signature(ctx_cls.create_checkpoint).parameters)
-    need(
-        create_params[:6]
-        == [
-            "self",
-            "workflow_name",
-            "graph_signature_hash",
-            "state",
-            "previous_checkpoint_id",
-            "iteration_count",
-        ],
-        f"InProcRunnerContext.create_checkpoint{create_params}",
-    )
-    from agent_framework import FileCheckpointStorage, Workflow
-
-    workflow_init = inspect.getsource(Workflow.__init__)
-    need("self._runner_context = " in workflow_init, "Workflow._runner_context")
-    need("self._runner: RunnerImpl = " in workflow_init, "Workflow._runner")
-    need(
-        "self._checkpoint_storage = " in inspect.getsource(ctx_cls.__init__),
-        "InProcRunnerContext._checkpoint_storage",
-    )
-    need(
-        "self._allowed_types" in inspect.getsource(FileCheckpointStorage.__init__),
-        "FileCheckpointStorage._allowed_types",
-    )
-    file_save = inspect.getsource(FileCheckpointStorage.save)
-    need(
-        "encode_checkpoint_value(" in file_save
-        and "decode_checkpoint_value(encoded_checkpoint, allowed_types=self._allowed_types)"
-        in file_save,
-        "FileCheckpointStorage.save no longer encodes and restrict-decodes (the codec "
-        "FlowsCheckpointStorage mirrors)",
-    )
-    for name in ("get_pending_request_info_events", "has_checkpointing"):
-        need(callable(getattr(ctx_cls, name, None)), f"InProcRunnerContext.{name}")
-    state_cls = _state.State
-    need(hasattr(_state, "_DeleteSentinel"), "agent_framework._workflows._state._DeleteSentinel")
-    need("self._pending" in inspect.getsource(state_cls.commit), "State._pending")
-    for name in ("set", "delete", "commit"):
-        need(callable(getattr(state_cls, name, None)), f"State.{name}")
-    base_get = inspect.getsource(BaseChatClient.get_response)
-    need(
-        "self._inner_get_response(" in base_get,
-        "BaseChatClient.get_response no longer calls _inner_get_response",
-    )
-    for layer in (FunctionInvocationLayer, ChatMiddlewareLayer):
-        need(
-            "super().get_response" in inspect.getsource(layer),
-            f"{layer.__name__} no longer reaches the client through super().get_response",
-        )
-    get_params = list(inspect.signature(BaseChatClient.get_response).parameters)
-    need(
-        get_params[:4] == ["self", "messages", "stream", "options"],
-        f"BaseChatClient.get_response{get_params}",
-    )
-    if problems:
-        raise AssertionError(
-            "pytest-flows' agent_framework patch points moved (agent-framework-core upgrade?): "
-            + "; ".join(problems)
-            + f". pytest-flows supports {_supported_range()}."
-        )
-    from pytest_flows.agent_framework.tools import check_tool_seams  # tools imports this module
-
-    check_tool_seams()
