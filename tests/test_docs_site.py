@@ -87,7 +87,7 @@ def test_other_pages_pass_through_and_a_lost_marker_fails() -> None:
 def test_rest_roles_and_literal_blocks_become_markdown() -> None:
     rest = _hook("griffe_rst")
     docstring = (
-        "Returns a :class:`~pytest_flows.run.FlowRun`; see :meth:`close`.\n"
+        "Returns a :class:`~pytest_flows.run.FlowRun`; see :meth:`close` and :func:`helper`.\n"
         "\n"
         "Use it so::\n"
         "\n"
@@ -96,13 +96,16 @@ def test_rest_roles_and_literal_blocks_become_markdown() -> None:
         "\n"
         "Then more text.\n"
     )
-    obj = griffe.Function("f", docstring=griffe.Docstring(docstring))
+    package = griffe.Module("pkg")
+    package.set_member("f", griffe.Function("f", docstring=griffe.Docstring(docstring)))
+    package.set_member("helper", griffe.Function("helper"))
 
-    rest.ReSTToMarkdown().on_instance(obj=obj)
+    rest.ReSTToMarkdown().on_package(pkg=package)
 
-    assert obj.docstring is not None
-    assert obj.docstring.value.splitlines() == [
-        "Returns a `FlowRun`; see `close`.",
+    link = '<autoref identifier="{}" optional><code>{}</code></autoref>'
+    assert package["f"].docstring.value.splitlines() == [
+        f"Returns a {link.format('pytest_flows.run.FlowRun', 'FlowRun')}; see <code>close</code>"
+        f" and {link.format('pkg.helper', 'helper')}.",
         "",
         "Use it so:",
         "",
