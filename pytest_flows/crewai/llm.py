@@ -31,7 +31,6 @@ from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai import llm_shapes as shapes
 from pytest_flows.crewai.llm_routing import route_constructor, route_existing
 from pytest_flows.llm_script import (
-    LLMRule,
     LLMScript,
     check_offered,
     llm_call_event,
@@ -39,10 +38,9 @@ from pytest_flows.llm_script import (
     tools_summary,
 )
 from pytest_flows.replies import Stream, ToolCall
-from pytest_flows.script import Exchange, Request, ScriptError, Times
+from pytest_flows.script import Exchange, Request, ScriptError
 from pytest_flows.threads import sleep_on
 from pytest_flows.trace import render_value
-from pytest_flows.trajectory import Calls
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
@@ -63,89 +61,18 @@ def _no_retry_wrapper(method: Callable[..., Any]) -> Callable[..., Any]:
 class FakeLLM(BaseLLM):
     """A crewai LLM whose replies come from the test's script (the ``fake_llm`` fixture).
 
-    Script it with :meth:`reply` / :meth:`on`; read :attr:`calls`. Pass it
-    anywhere crewai takes an LLM, or let the routing hand it out.
+    Script and read ``fake_llm`` (an :class:`LLMScript`); this is the object
+    crewai gets (``fake_llm.handle("gpt-4o")``, or what the routing hands out).
     """
 
     llm_type: str = "pytest-flows"
     model: str = "fake-llm"
     _core: Any = PrivateAttr(default=None)
 
-    # -- scripting (delegated to the shared script) -------------------------
-    def reply(
-        self,
-        *values: Any,
-        times: Times = 1,
-        optional: bool = False,
-        latency: float = 0.0,
-        usage: dict[str, int] | None = None,
-    ) -> FakeLLM:
-        """Answer the next calls, in order, with ``values`` (see :class:`LLMScript`)."""
-        self._require_core().api.reply(
-            *values, times=times, optional=optional, latency=latency, usage=usage
-        )
-        return self
-
-    def on(
-        self,
-        *,
-        flow: Any = None,
-        method: Any = None,
-        agent: Any = None,
-        task: Any = None,
-        purpose: Any = None,
-        model: Any = None,
-        prompt: Any = None,
-        where: Callable[[Request], bool] | None = None,
-    ) -> LLMRule:
-        """Replies for matching calls: ``fake_llm.on(agent="Researcher").reply("...")``.
-
-        See :meth:`LLMScript.on` for the conditions.
-        """
-        return self._require_core().api.on(
-            flow=flow,
-            method=method,
-            agent=agent,
-            task=task,
-            purpose=purpose,
-            model=model,
-            prompt=prompt,
-            where=where,
-        )
-
-    def text_tools(self, model: str | None = None) -> FakeLLM:
-        """Answer like a model without native function calling (all, or ``model`` only).
-
-        crewai's agents then run their text (ReAct) loop: a scripted
-        ``call_tool(...)`` becomes ``Action:`` / ``Action Input:`` text that
-        crewai parses, the real tool runs and its ``Observation:`` comes
-        back; a text reply becomes the ``Final Answer:``.
-        """
-        self._require_core().api.text_tools(model)
-        return self
-
-    def auto(self, seed: int = 0) -> FakeLLM:
-        """Answer every unmatched call with a schema-valid reply (see :meth:`LLMScript.auto`)."""
-        self._require_core().api.auto(seed)
-        return self
-
     @property
-    def calls(self) -> Calls[Exchange]:
-        """Every LLM call of the test, in order (``calls.match([...])``: a trajectory check)."""
-        return self._require_core().api.calls
-
-    @property
-    def tool_calls(self) -> Calls[ToolCall]:
-        """Every tool call the model asked for, in order."""
-        return self._require_core().api.tool_calls
-
-    @property
-    def script(self) -> Any:
-        return self._require_core().api.script
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted replies nobody used."""
-        self._require_core().api.allow_unused()
+    def api(self) -> LLMScript:
+        """The test's ``fake_llm``: the script every handle answers from."""
+        return self._require_core().api
 
     def handle(self, model: str) -> FakeLLM:
         """The fake as seen by code that asked for ``model`` (same script)."""
