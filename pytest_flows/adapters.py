@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pytest_flows.errors import FlowsUsageError
 
@@ -64,46 +64,57 @@ ENTRY_POINT_GROUP = "pytest_flows.adapters"
 BIND_KINDS = ("llm", "human", "store", "crews", "tools")
 
 
-class Adapter(Protocol):
+class AdapterBase:
     """What a framework adapter provides to the framework-neutral harness.
 
-    Subclass :class:`AdapterBase` rather than writing every hook: it gives each
-    optional hook a default that does nothing.
+    Subclass it and override what your framework needs: ``name``,
+    :meth:`accepts` and :meth:`run` have no default; every bind hook returns
+    None (the fake has no use in this framework), the rest do nothing.
     """
 
-    name: str
+    name: str = ""
 
     def configure(self) -> None:
         """Process-wide set-up, run once right after the framework is imported."""
+        return None
 
     def accepts(self, target: object) -> bool:
         """Whether ``target`` (a class or an instance) is this framework's flow."""
+        raise NotImplementedError(f"{type(self).__qualname__}.accepts(target)")
 
     def activate(self, session: FlowsSession) -> contextlib.AbstractContextManager[None]:
         """Per-test patches and trace capture, undone when the context exits."""
+        return contextlib.nullcontext()
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> FlowRun:
         """Run ``target`` on the current (deterministic) loop; never raise the flow's error."""
+        raise NotImplementedError(f"{type(self).__qualname__}.run(session, target, args, kwargs)")
 
     def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
         """Where the adapter's trace events go (the session's trace)."""
+        return session.record
 
     def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
         """Answer every LLM call of the framework from ``fake`` (the ``fake_llm`` fixture)."""
+        return None
 
     def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
         """Answer every question the framework asks a human from ``fake`` (``human``)."""
+        return None
 
     def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
         """Route the framework's persistence and checkpoints into ``store`` (``flow_store``)."""
+        return None
 
     def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
         """Answer crew (multi-agent team) kickoffs from ``fake`` (``fake_crews``)."""
+        return None
 
     def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
         """Run the framework's tools through ``fake`` first (``fake_tools``)."""
+        return None
 
     def resume_human(
         self,
@@ -114,67 +125,18 @@ class Adapter(Protocol):
         outcome: str | None,
     ) -> FlowRun:
         """Resume ``paused`` (a run or flow waiting for a human) with ``feedback``."""
-
-    def seams(self) -> Sequence[object]:
-        """The private places of the framework this adapter reaches into, declared."""
-
-
-class AdapterBase:
-    """Default hooks for :class:`Adapter`: override the ones your framework needs.
-
-    ``name``, :meth:`accepts` and :meth:`run` have no sensible default; every
-    bind hook returns None (the fake has no use in this framework).
-    """
-
-    name: str = ""
-
-    def configure(self) -> None:
-        return None
-
-    def accepts(self, target: object) -> bool:
-        raise NotImplementedError(f"{type(self).__qualname__}.accepts(target)")
-
-    def activate(self, session: FlowsSession) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    async def run(
-        self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> FlowRun:
-        raise NotImplementedError(f"{type(self).__qualname__}.run(session, target, args, kwargs)")
-
-    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
-        return session.record
-
-    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        return None
-
-    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
-        return None
-
-    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
-        return None
-
-    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
-        return None
-
-    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
-        return None
-
-    def resume_human(
-        self,
-        session: FlowsSession | None,
-        human: ScriptedHuman,
-        paused: Any,
-        feedback: str,
-        outcome: str | None,
-    ) -> FlowRun:
         raise FlowsUsageError(
             f"human.resume() does not apply to {self.name} flows: a paused {self.name} run "
             "continues through flows.run(...) with the answers (see the adapter's docs)."
         )
 
     def seams(self) -> Sequence[object]:
+        """The private places of the framework this adapter reaches into, declared."""
         return ()
+
+
+#: The contract's type, as the session sees it: an adapter subclasses AdapterBase.
+Adapter = AdapterBase
 
 
 def declared_seams(package: str | None) -> Sequence[object]:

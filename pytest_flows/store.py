@@ -45,7 +45,7 @@ from pytest_flows.trace import TraceEvent
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = [
+__all__ = [  # the records are importable from here too
     "CheckpointNotFoundError",
     "CheckpointRecord",
     "CrashPoint",

@@ -123,6 +123,13 @@ def decode_stored(raw: str, what: str, *, need: Callable[[Any], str | None] | No
     return value
 
 
+def _json_object(raw: str, what: str) -> dict[str, Any]:
+    result: dict[str, Any] = decode_stored(
+        raw, what, need=lambda v: None if isinstance(v, dict) else "it is not a JSON object"
+    )
+    return result
+
+
 def _state_shape(value: Any, state_id: str | None = None) -> str | None:
     if not isinstance(value, dict):
         return f"it is a JSON {type(value).__name__}, not an object of state fields"
@@ -171,13 +178,9 @@ class PendingFeedback:
 
     @property
     def context(self) -> dict[str, Any]:
-        what = f"the pending-feedback context of state id {self.state_id!r}"
-        result: dict[str, Any] = decode_stored(
-            self.raw_context,
-            what,
-            need=lambda v: None if isinstance(v, dict) else "it is not a JSON object",
+        return _json_object(
+            self.raw_context, f"the pending-feedback context of state id {self.state_id!r}"
         )
-        return result
 
     @property
     def snapshot(self) -> dict[str, Any]:
@@ -208,13 +211,7 @@ class CheckpointRecord:
     @property
     def payload(self) -> dict[str, Any]:
         """The decoded checkpoint document."""
-        what = f"checkpoint {self.n} ({self.id}, at {self.location})"
-        result: dict[str, Any] = decode_stored(
-            self.raw,
-            what,
-            need=lambda v: None if isinstance(v, dict) else "it is not a JSON object",
-        )
-        return result
+        return _json_object(self.raw, f"checkpoint {self.n} ({self.id}, at {self.location})")
 
     def __repr__(self) -> str:
         parent = self.parent_id or "none"

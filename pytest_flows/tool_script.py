@@ -205,7 +205,7 @@ class FakeTools:
         exchange = self._exchange(self._request(tool, args, kwargs, where))
         if exchange.entry is None:
             return _recorded(exchange, real)
-        seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+        seconds = _latency(exchange)
         if seconds and self.session is not None:
             sleep_on(self.session.clock, seconds)
         return _resolve(exchange)
@@ -221,14 +221,8 @@ class FakeTools:
         """Answer an async tool body: the scripted result, or ``await real()``."""
         exchange = self._exchange(self._request(tool, args, kwargs, where))
         if exchange.entry is None:
-            try:
-                value = await real()
-            except BaseException as exc:
-                exchange.error = exc
-                raise
-            exchange.reply = value
-            return value
-        seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+            return await _arecorded(exchange, real)
+        seconds = _latency(exchange)
         if seconds:
             running = asyncio.get_running_loop()
             if isinstance(running, _loop.DeterministicEventLoop) and _loop.active_scheduler():
@@ -247,6 +241,20 @@ def _recorded(exchange: Exchange, real: Callable[[], Any]) -> Any:
         raise
     exchange.reply = value
     return value
+
+
+async def _arecorded(exchange: Exchange, real: Callable[[], Any]) -> Any:
+    try:
+        value = await real()
+    except BaseException as exc:
+        exchange.error = exc
+        raise
+    exchange.reply = value
+    return value
+
+
+def _latency(exchange: Exchange) -> float:
+    return float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
 
 
 def _resolve(exchange: Exchange) -> Any:

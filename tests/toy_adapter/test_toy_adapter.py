@@ -85,7 +85,7 @@ def test_every_fake_and_the_store_bind_through_the_toy_adapter(
         "method finished summary value='Paris: sunny, approved'",
         "flow finished TripFlow",
     ]
-    assert fake_llm.handle("gpt-4o").model == "gpt-4o"  # the handle the toy adapter offers
+    assert fake_llm.handle("gpt-4o", framework="toyflow").model == "gpt-4o"
 
 
 def test_a_paused_toy_flow_resumes_through_the_adapter(flows, fake_llm, fake_tools, human):
