@@ -183,6 +183,7 @@ _INI = """
 [pytest]
 asyncio_default_fixture_loop_scope = function
 filterwarnings =
+    error::pytest_flows.FlowsWarning
     ignore::DeprecationWarning:crewai.*
     ignore::PendingDeprecationWarning:crewai.*
 """
