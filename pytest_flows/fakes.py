@@ -57,6 +57,13 @@ def _verify(script: Script, request: pytest.FixtureRequest) -> None:
         script.verify()
 
 
+def _bound(request: pytest.FixtureRequest, kind: str, fake: Any) -> Iterator[Any]:
+    """Bind ``fake`` in the test's harness for the fixture's life; check its script after."""
+    session_of(request).bind(kind, fake)
+    yield fake
+    _verify(fake.script, request)
+
+
 @pytest.fixture
 def fake_llm(request: pytest.FixtureRequest) -> Iterator[LLMScript]:
     """A scripted LLM every LLM of the flow resolves to: ``fake_llm.reply("...")``.
@@ -64,50 +71,34 @@ def fake_llm(request: pytest.FixtureRequest) -> Iterator[LLMScript]:
     The same :class:`~pytest_flows.llm_script.LLMScript` whatever the
     framework: each adapter answers its framework's LLM calls from it.
     """
-    session = session_of(request)
     from pytest_flows.llm_script import LLMScript
 
-    fake = LLMScript()
-    session.bind("llm", fake)
-    yield fake
-    _verify(fake.script, request)
+    yield from _bound(request, "llm", LLMScript())
 
 
 @pytest.fixture
 def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted crew results: ``fake_crews.on(crew="research").reply("...")``."""
-    session = session_of(request)
     _require("crewai", "fake_crews")
     from pytest_flows.crewai.crews import FakeCrews
 
-    fake = FakeCrews(session)
-    session.bind("crews", fake)
-    yield fake
-    _verify(fake.script, request)
+    yield from _bound(request, "crews", FakeCrews(session_of(request)))
 
 
 @pytest.fixture
 def fake_tools(request: pytest.FixtureRequest) -> Iterator[FakeTools]:
     """Scripted tool results: ``fake_tools.on("search").reply("3 results")``."""
-    session = session_of(request)
     from pytest_flows.tool_script import FakeTools
 
-    fake = FakeTools(session)
-    session.bind("tools", fake)
-    yield fake
-    _verify(fake.script, request)
+    yield from _bound(request, "tools", FakeTools(session_of(request)))
 
 
 @pytest.fixture
 def human(request: pytest.FixtureRequest) -> Iterator[ScriptedHuman]:
     """Scripted human answers: ``human.on(method="review").answer("approved")``."""
-    session = session_of(request)
     from pytest_flows.human_script import ScriptedHuman
 
-    fake = ScriptedHuman(session)
-    session.bind("human", fake)
-    yield fake
-    _verify(fake.script, request)
+    yield from _bound(request, "human", ScriptedHuman(session_of(request)))
 
 
 @pytest.fixture
