@@ -42,7 +42,7 @@ from pytest_flows.threads import (
     current,
 )
 
-__all__ = ["SEAMS", "SchedLock", "check_stdlib_seams", "inheriting_context", "patched"]
+__all__ = ["FREEZEGUN", "SEAMS", "SchedLock", "check_stdlib_seams", "inheriting_context", "patched"]
 
 _real_join = threading.Thread.join
 
@@ -234,6 +234,27 @@ SEAMS = Registry(
         for name in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
     ),
     Seam("builtins:input", "patch", "the human fake answers input() in flow code"),
+    Seam("uuid:os", "patch", "uuid4() reads os.urandom through it: seeded ids (identity.py)"),
+    Seam(
+        "asyncio.base_events:BaseEventLoop.time",
+        "patch",
+        "loops that are not the harness's keep real time under the frozen clock",
+    ),
+    Seam(
+        "asyncio.events:AbstractEventLoopPolicy.new_event_loop",
+        "patch",
+        "the policy pytest-asyncio kept hands out deterministic loops (shadowed per policy)",
+    ),
+)
+
+#: freezegun's internals the frozen wall clock (identity.py) relies on.
+FREEZEGUN = Registry(
+    "freezegun",
+    __name__,
+    Seam("freezegun.api:ignore_lists", "patch", "only the harness's modules read real time"),
+    Seam("freezegun.api:freeze_factories", "patch", "now() follows the virtual clock"),
+    Seam("freezegun.api:FakeDatetime", "patch", "renamed while frozen so pickles name datetime"),
+    Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
 )
 
 #: What :func:`patched` installs while a scheduler is active (Thread.start: see _start_users).
@@ -248,12 +269,20 @@ _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
 
 
 def check_stdlib_seams() -> None:
-    """Fail loudly if a Python version moved what pytest-flows patches."""
+    """Fail loudly if a Python (or freezegun) version moved what pytest-flows patches."""
+    from importlib.metadata import version
+
     check(
         SEAMS,
         owner="stdlib",
         installed=f"Python {platform.python_version()}",
         supported="the Python versions in pyproject.toml's classifiers",
+    )
+    check(
+        FREEZEGUN,
+        owner="freezegun",
+        installed=f"freezegun {version('freezegun')}",
+        supported="freezegun>=1.5",
     )
 
 

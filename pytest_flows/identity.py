@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from pytest_flows import _stdlib_seams
 from pytest_flows.loop import VirtualClock
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
@@ -59,11 +60,9 @@ def seeded_uuids(seed: str) -> Iterator[None]:
     if isinstance(real_os, _SeededOs):  # nested: keep the outer sequence
         yield
         return
-    uuid.os = _SeededOs(real_os, random.Random(f"pytest-flows-ids:{seed}"))  # type: ignore[attr-defined]
-    try:
+    seeded = _SeededOs(real_os, random.Random(f"pytest-flows-ids:{seed}"))
+    with _stdlib_seams.SEAMS["uuid:os"].replace(seeded):
         yield
-    finally:
-        uuid.os = real_os  # type: ignore[attr-defined]
 
 
 class _VirtualNow:
@@ -103,7 +102,6 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     import freezegun.api as fz_api
 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
-    base_time = asyncio.BaseEventLoop.time
     freezer.start()
     # freezegun's default ignore list holds "threading" and "queue": any call made
     # within five frames of a thread's bootstrap (a sync flow method's body on a
@@ -114,12 +112,11 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     factories[-1] = _VirtualNow(clock, epoch)
     # Loops that are not ours (a library's background loop) keep real time, or
     # their timers would never fire. Deterministic loops override time().
-    asyncio.BaseEventLoop.time = _real_loop_time  # type: ignore[method-assign]
+    loop_time = _stdlib_seams.SEAMS["asyncio.base_events:BaseEventLoop.time"]
     try:
-        with _pickled_as_real(fz_api):
+        with loop_time.replace(_real_loop_time), _pickled_as_real(fz_api):
             yield
     finally:
-        asyncio.BaseEventLoop.time = base_time  # type: ignore[method-assign]
         freezer.stop()
 
 

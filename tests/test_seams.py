@@ -158,6 +158,7 @@ def test_a_missing_module_source_text_and_probe_are_reported(
 
 def test_every_stdlib_seam_resolves_on_this_python() -> None:
     assert problems(_stdlib_seams.SEAMS) == []
+    assert problems(_stdlib_seams.FREEZEGUN) == []
     _stdlib_seams.check_stdlib_seams()
 
 
