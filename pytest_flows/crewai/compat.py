@@ -1,0 +1,210 @@
+"""What differs between the crewai versions the adapter supports, in one place.
+
+The rest of the adapter imports these names from here instead of from crewai,
+so an older crewai costs a branch in this module and nowhere else:
+
+* ``crewai.events.stream_context`` (context-scoped event sinks, which the
+  adapter records the trace through) is new in crewai 1.15.0. On 1.14.x the
+  same registry lives here, and the event bus publishes to it from
+  ``_prepare_event``, the step every synchronous ``emit`` takes (as 1.15 does).
+* ``crewai.llms.retry`` (the rate-limit retry of every LLM call) is new in
+  crewai 1.15.23. Older versions make one attempt and let the error through,
+  so here the retry runs the attempt once and never asks for a delay.
+* ``FlowFailedEvent`` (a flow that raised) is new in crewai 1.15.0; before it a
+  failed flow emits only ``MethodExecutionFailedEvent``, so the stand-in here is
+  a class no event is an instance of.
+* ``PendingFeedbackContext.execution_uuid`` and ``crewai.execution`` are new in
+  1.15.0; older contexts are built without it.
+* Declarative ``call: agent`` steps (``crewai.flow.runtime._actions``) and
+  conversational flows (``crewai.flow.conversational_mixin``) are new in
+  1.15.0: on 1.14.x there is nothing to mark or patch, and those features of
+  the harness are not available.
+* ``SQLiteFlowPersistence`` encodes states with ``json.dumps(default=
+  _json_default)`` since 1.15.23; older versions call ``json.dumps`` without
+  a default (a state field json cannot encode fails the save).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import importlib
+import importlib.util
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+__all__ = [
+    "HAS_RATE_LIMIT_RETRY",
+    "HAS_SQLITE_JSON_DEFAULT",
+    "HAS_STREAM_CONTEXT",
+    "FlowFailedEvent",
+    "add_stream_sink",
+    "agent_action",
+    "arun_with_rate_limit_retry",
+    "conversational_mixin",
+    "execution_uuid_fields",
+    "get_retry_delay_seconds",
+    "reset_stream_sinks",
+    "retry_after_seconds",
+    "run_with_rate_limit_retry",
+    "sqlite_json_default",
+]
+
+_T = TypeVar("_T")
+StreamSink = Callable[[Any, Any], None]
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+HAS_STREAM_CONTEXT = _has_module("crewai.events.stream_context")
+HAS_RATE_LIMIT_RETRY = _has_module("crewai.llms.retry")
+HAS_SQLITE_JSON_DEFAULT = hasattr(
+    importlib.import_module("crewai.flow.persistence.sqlite"), "_json_default"
+)
+
+
+# -- stream sinks ---------------------------------------------------------------------
+
+_stream_sinks: contextvars.ContextVar[tuple[StreamSink, ...]] = contextvars.ContextVar(
+    "pytest_flows_crewai_stream_sinks", default=()
+)
+
+
+def _own_add_stream_sink(sink: StreamSink) -> contextvars.Token[tuple[StreamSink, ...]]:
+    return _stream_sinks.set((*_stream_sinks.get(), sink))
+
+
+def _own_reset_stream_sinks(token: contextvars.Token[tuple[StreamSink, ...]]) -> None:
+    _stream_sinks.reset(token)
+
+
+def _publish(source: Any, event: Any) -> None:
+    for sink in _stream_sinks.get():
+        sink(source, event)
+
+
+def publishing(prepare: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
+    """``CrewAIEventsBus._prepare_event`` that also hands the event to this context's sinks."""
+    if getattr(prepare, "_pytest_flows_publishes", False):
+        return prepare
+
+    @functools.wraps(prepare)
+    def prepare_and_publish(bus: Any, source: Any, event: Any) -> None:
+        prepare(bus, source, event)
+        # after the ids are set, as crewai 1.15 publishes: sinks see the finished event
+        _publish(source, event)
+
+    prepare_and_publish._pytest_flows_publishes = True  # type: ignore[attr-defined]
+    return prepare_and_publish
+
+
+if HAS_STREAM_CONTEXT:
+    from crewai.events.stream_context import (
+        add_stream_sink,
+        reset_stream_sinks,
+    )
+else:
+    add_stream_sink = _own_add_stream_sink
+    reset_stream_sinks = _own_reset_stream_sinks
+    # Process-wide and idempotent: the registry is useless unless the bus publishes to it.
+    from crewai.events.event_bus import CrewAIEventsBus
+
+    CrewAIEventsBus._prepare_event = publishing(CrewAIEventsBus._prepare_event)  # type: ignore[method-assign,assignment]
+
+
+# -- rate-limit retry -------------------------------------------------------------------
+
+
+def _once(attempt: Callable[[], _T], *, sleep: Callable[[float], None] | None = None) -> _T:
+    return attempt()
+
+
+async def _aonce(
+    attempt: Callable[[], Awaitable[_T]],
+    *,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> _T:
+    return await attempt()
+
+
+def _no_delay(retry_number: int, **_: Any) -> float:
+    raise RuntimeError(  # _once never sleeps, so nothing asks for a delay
+        "crewai < 1.15.23 does not retry rate-limited LLM calls; there is no retry delay"
+    )
+
+
+run_with_rate_limit_retry: Callable[..., Any]
+arun_with_rate_limit_retry: Callable[..., Any]
+get_retry_delay_seconds: Callable[..., float]
+if HAS_RATE_LIMIT_RETRY:
+    from crewai.llms.retry import (
+        arun_with_rate_limit_retry,
+        get_retry_delay_seconds,
+        run_with_rate_limit_retry,
+    )
+else:
+    run_with_rate_limit_retry = _once
+    arun_with_rate_limit_retry = _aonce
+    get_retry_delay_seconds = _no_delay
+
+
+def retry_after_seconds(error: BaseException) -> float | None:
+    """crewai's reading of a ``Retry-After`` hint on a provider error (None: no retry)."""
+    if not HAS_RATE_LIMIT_RETRY:
+        return None
+    from crewai.llms.retry import _retry_after_seconds
+
+    value: float | None = _retry_after_seconds(error)
+    return value
+
+
+# -- the SQLite persistence codec ----------------------------------------------------------
+
+
+def sqlite_json_default() -> Callable[[Any], Any] | None:
+    """The ``default=`` ``SQLiteFlowPersistence`` passes to ``json.dumps`` (None: none)."""
+    from crewai.flow.persistence import sqlite
+
+    default: Callable[[Any], Any] | None = getattr(sqlite, "_json_default", None)
+    return default
+
+
+# -- crewai 1.15.0 additions -----------------------------------------------------------------
+
+
+class _NeverEmitted:
+    """Stands in for an event class this crewai does not have: nothing is an instance."""
+
+
+_flow_events = importlib.import_module("crewai.events.types.flow_events")
+FlowFailedEvent: type = getattr(_flow_events, "FlowFailedEvent", _NeverEmitted)
+
+
+def agent_action() -> type | None:
+    """``AgentAction`` of declarative ``call: agent`` steps (None: no declarative flows)."""
+    if not _has_module("crewai.flow.runtime._actions"):
+        return None
+    action: type = importlib.import_module("crewai.flow.runtime._actions").AgentAction
+    return action
+
+
+def conversational_mixin() -> type | None:
+    """The mixin conversational flows are built from (None: this crewai has none)."""
+    if not _has_module("crewai.flow.conversational_mixin"):
+        return None
+    mixin: type = importlib.import_module("crewai.flow.conversational_mixin")._ConversationalMixin
+    return mixin
+
+
+def execution_uuid_fields() -> dict[str, Any]:
+    """``PendingFeedbackContext``'s ``execution_uuid=`` argument, where it has one."""
+    if not _has_module("crewai.execution"):
+        return {}
+    from crewai.execution import get_execution_uuid
+
+    return {"execution_uuid": get_execution_uuid()}
