@@ -16,16 +16,24 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.flow_events import MethodExecutionStartedEvent
 from crewai.events.types.llm_events import LLMCallCompletedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
 from pytest_flows import usage
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.trace import TraceEvent, render_value
 
-__all__ = ["FlowCaller", "crewai_purpose", "flow_caller", "llm_uses", "tool_uses", "tracking"]
+__all__ = [
+    "FlowCaller",
+    "crewai_purpose",
+    "flow_caller",
+    "llm_uses",
+    "stream_sink",
+    "tool_uses",
+    "tracking",
+]
 
 _user_method: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "pytest_flows_user_method", default=None
@@ -44,14 +52,19 @@ def _sink(source: Any, event: Any) -> None:
 
 
 @contextlib.contextmanager
-def tracking() -> Iterator[None]:
-    """Record the running user flow method for the fakes, until exit."""
-    token = add_stream_sink(_sink)
+def stream_sink(sink: Callable[[Any, Any], None]) -> Iterator[None]:
+    """``sink(source, event)`` sees every crewai event emitted in this context, until exit."""
+    token = add_stream_sink(sink)
     try:
         yield
     finally:
         with contextlib.suppress(ValueError):  # reset from another context
             reset_stream_sinks(token)
+
+
+def tracking() -> contextlib.AbstractContextManager[None]:
+    """Record the running user flow method for the fakes, until exit."""
+    return stream_sink(_sink)
 
 
 @contextlib.contextmanager
@@ -72,12 +85,8 @@ def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
                 fields.append(("output", render_value(event.output, limit=80)))
             record(TraceEvent(kind="tool.used", name=str(event.tool_name), fields=tuple(fields)))
 
-    token = add_stream_sink(sink)
-    try:
+    with stream_sink(sink):
         yield
-    finally:
-        with contextlib.suppress(ValueError):
-            reset_stream_sinks(token)
 
 
 @contextlib.contextmanager
@@ -97,12 +106,8 @@ def llm_uses() -> Iterator[None]:
         method = (_user_method.get() or ("", "-"))[1]
         usage.note(method, llm_calls=1, tokens=int(tokens or 0), enforce=False)
 
-    token = add_stream_sink(sink)
-    try:
+    with stream_sink(sink):
         yield
-    finally:
-        with contextlib.suppress(ValueError):
-            reset_stream_sinks(token)
 
 
 def flow_caller() -> FlowCaller:

@@ -40,7 +40,6 @@ from crewai.flow.conversational_mixin import _ConversationalMixin
 from crewai.flow.flow import Flow
 
 from pytest_flows.crewai import callers
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.crewai.transcript import Frame, Transcript, Turn
 from pytest_flows.errors import FlowsUsageError
@@ -386,11 +385,7 @@ class Conversation:
 @contextlib.contextmanager
 def install(conversation: Conversation) -> Iterator[None]:
     """Watch turns for ``conversation`` until exit."""
-    token = add_stream_sink(conversation._sink)
-    try:
+    with callers.stream_sink(conversation._sink), contextlib.ExitStack() as stack:
+        stack.callback(conversation._unwatch)
         with callers.tracking():
             yield
-    finally:
-        conversation._unwatch()
-        with contextlib.suppress(ValueError):
-            reset_stream_sinks(token)

@@ -12,7 +12,6 @@ import threading
 from typing import Any
 
 from crewai.events.types.flow_events import (
-    FlowFailedEvent,
     FlowFinishedEvent,
     FlowPausedEvent,
     FlowStartedEvent,
@@ -23,6 +22,7 @@ from crewai.events.types.flow_events import (
 )
 
 from pytest_flows.crewai import graph, patches
+from pytest_flows.crewai.compat import FlowFailedEvent
 from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["CrewAITraceRecorder"]
@@ -100,76 +100,39 @@ class CrewAITraceRecorder:
             fields = (("inputs", render_value(event.inputs)),) if event.inputs else ()
             self.emit(TraceEvent(kind="flow.started", name=event.flow_name, fields=fields))
         elif isinstance(event, FlowFinishedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="flow.finished",
-                    name=event.flow_name,
-                    fields=(("output", render_value(event.result)),),
-                )
-            )
+            self._line("flow.finished", event.flow_name, ("output", render_value(event.result)))
         elif isinstance(event, FlowFailedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="flow.failed",
-                    name=event.flow_name,
-                    fields=(("error", _error(event.error)),),
-                )
-            )
+            failed: Any = event  # a stand-in class on crewai < 1.15 (see compat.py)
+            self._line("flow.failed", failed.flow_name, ("error", _error(failed.error)))
         elif isinstance(event, FlowPausedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="flow.paused",
-                    name=event.flow_name,
-                    fields=(
-                        ("method", event.method_name),
-                        ("message", render_value(event.message)),
-                    ),
-                )
+            self._line(
+                "flow.paused",
+                event.flow_name,
+                ("method", event.method_name),
+                ("message", render_value(event.message)),
             )
         elif isinstance(event, MethodExecutionStartedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="method.started",
-                    name=event.method_name,
-                    fields=(("trigger", self._trigger(source, event)),),
-                )
-            )
+            trigger = self._trigger(source, event)
+            self._line("method.started", event.method_name, ("trigger", trigger))
         elif isinstance(event, MethodExecutionFinishedEvent):
             router = patches.is_router(source, event.method_name)
             with self._lock:
                 self._finished[event.event_id] = (event.method_name, event.result, router)
-            self.emit(
-                TraceEvent(
-                    kind="method.finished",
-                    name=event.method_name,
-                    fields=(("output", render_value(event.result)),),
-                )
-            )
+            output = ("output", render_value(event.result))
+            self._line("method.finished", event.method_name, output)
             if router and event.result is not None:
                 label = getattr(event.result, "value", event.result)
                 with self._lock:
                     self._labels.setdefault(id(source), {})[str(label)] = event.method_name
-                self.emit(
-                    TraceEvent(
-                        kind="router.chose", name=event.method_name, fields=(("label", str(label)),)
-                    )
-                )
+                self._line("router.chose", event.method_name, ("label", str(label)))
         elif isinstance(event, MethodExecutionFailedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="method.failed",
-                    name=event.method_name,
-                    fields=(("error", _error(event.error)),),
-                )
-            )
+            self._line("method.failed", event.method_name, ("error", _error(event.error)))
         elif isinstance(event, MethodExecutionPausedEvent):
-            self.emit(
-                TraceEvent(
-                    kind="method.paused",
-                    name=event.method_name,
-                    fields=(("message", render_value(event.message)),),
-                )
-            )
+            message = ("message", render_value(event.message))
+            self._line("method.paused", event.method_name, message)
+
+    def _line(self, kind: str, name: str, *fields: tuple[str, str]) -> None:
+        self.emit(TraceEvent(kind=kind, name=name, fields=fields))
 
     def _start_trigger(self, flow: Any, method: str) -> str:
         labels = _labels_of(patches.start_condition(flow, method))
