@@ -31,6 +31,7 @@ from pytest_flows.errors import FlowsUsageError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pytest_flows.crew_script import FakeCrews
     from pytest_flows.human_script import ScriptedHuman
     from pytest_flows.llm_script import LLMScript
     from pytest_flows.run import FlowRun
@@ -108,7 +109,7 @@ class AdapterBase:
         """Route the framework's persistence and checkpoints into ``store`` (``flow_store``)."""
         return None
 
-    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
+    def bind_crews(self, session: FlowsSession, fake: FakeCrews) -> Binding:
         """Answer crew (multi-agent team) kickoffs from ``fake`` (``fake_crews``)."""
         return None
 

@@ -79,8 +79,7 @@ def fake_llm(request: pytest.FixtureRequest) -> Iterator[LLMScript]:
 @pytest.fixture
 def fake_crews(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Scripted crew results: ``fake_crews.on(crew="research").reply("...")``."""
-    _require("crewai", "fake_crews")
-    from pytest_flows.crewai.crews import FakeCrews
+    from pytest_flows.crew_script import FakeCrews
 
     yield from _bound(request, "crews", FakeCrews(session_of(request)))
 

@@ -25,6 +25,7 @@ from pytest_flows.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows.run import FlowRun
 
 if TYPE_CHECKING:
+    from pytest_flows.crew_script import FakeCrews
     from pytest_flows.human_script import ScriptedHuman
     from pytest_flows.llm_script import LLMScript
     from pytest_flows.session import FlowsSession
@@ -108,7 +109,7 @@ class CrewAIAdapter(AdapterBase):
 
         return install(session, store)
 
-    def bind_crews(self, session: FlowsSession, fake: Any) -> Binding:
+    def bind_crews(self, session: FlowsSession, fake: FakeCrews) -> Binding:
         from pytest_flows.crewai.crews import install
 
         return install(session, fake)

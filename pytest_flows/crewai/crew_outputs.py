@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from crewai.crews.crew_output import CrewOutput
@@ -13,42 +11,11 @@ from crewai.tasks.output_format import OutputFormat
 from crewai.tasks.task_output import TaskOutput
 from pydantic import BaseModel, ValidationError
 
+from pytest_flows.crew_script import CrewReply, crew_output
 from pytest_flows.script import Request, ScriptReplyError, short
 from pytest_flows.trace import render_value
 
 __all__ = ["CrewReply", "crew_output", "to_agent_output", "to_crew_output"]
-
-
-@dataclass(frozen=True)
-class CrewReply:
-    """A full scripted crew result; see :func:`crew_output`."""
-
-    raw: str | None = None
-    pydantic: BaseModel | None = None
-    json_dict: dict[str, Any] | None = None
-    tasks: tuple[Any, ...] = field(default_factory=tuple)
-
-
-def crew_output(
-    raw: str | None = None,
-    *,
-    pydantic: BaseModel | None = None,
-    json_dict: dict[str, Any] | None = None,
-    tasks: Sequence[Any] = (),
-) -> CrewReply:
-    """A scripted ``CrewOutput``: the final result plus, optionally, each task's output.
-
-    ``raw`` alone, for a last task with ``output_pydantic`` / ``output_json``,
-    is parsed into that model when it fits; when it does not (the model
-    "returned garbage"), the output keeps the text with ``pydantic`` and
-    ``json_dict`` None, as crewai's does. A plain text reply that does not
-    fit is a script error instead.
-
-    ``tasks`` gives one entry per crew task, in order (text, a dict, a pydantic
-    model or a ``TaskOutput``); descriptions and agents are taken from the
-    crew. Without ``tasks``, ``tasks_output`` holds the final task's output.
-    """
-    return CrewReply(raw=raw, pydantic=pydantic, json_dict=json_dict, tasks=tuple(tasks))
 
 
 def _validate(model: Any, value: Any, request: Request) -> BaseModel:

@@ -19,6 +19,9 @@ pytest_flows.register_adapter(toyflow_adapter.SPEC)
 ROOT = Path(__file__).resolve().parents[2]
 
 
+AGENCY = toyflow.Crew("agency", ("booker",), lambda inputs: f"booked {inputs['city']} for real")
+
+
 class TripFlow(toyflow.Flow):
     tools = {"weather": lambda city: f"the real forecast for {city}"}
 
@@ -28,6 +31,10 @@ class TripFlow(toyflow.Flow):
         self.state["city"] = choice["args"]["city"]
         self.state["forecast"] = self.tool(choice["tool"], **choice["args"])
         return self.state["forecast"]
+
+    @toyflow.step
+    def book(self):
+        return self.kickoff_crew(AGENCY, city=self.state["city"])
 
     @toyflow.step
     def confirm(self):
@@ -46,9 +53,10 @@ def script_the_trip(fake_llm, fake_tools):
 
 
 def test_every_fake_and_the_store_bind_through_the_toy_adapter(
-    flows, fake_llm, fake_tools, human, flow_store
+    flows, fake_llm, fake_tools, fake_crews, human, flow_store
 ):
     script_the_trip(fake_llm, fake_tools)
+    fake_crews.on(crew="agency").reply("hotel booked")
     human.answer("yes")
 
     run = flows.run(TripFlow)
@@ -58,7 +66,8 @@ def test_every_fake_and_the_store_bind_through_the_toy_adapter(
     assert run.state["city"] == "Paris"
     assert run.state["forecast"] == "sunny"  # the scripted tool result, not the real tool
     assert run.state["approved"] is True
-    assert flow_store.methods(run.state["id"]) == ["plan", "confirm", "summary"]
+    assert flow_store.methods(run.state["id"]) == ["plan", "book", "confirm", "summary"]
+    assert fake_crews.inputs("agency") == [{"city": "Paris"}]
     assert flow_store.latest(run.state["id"]).snapshot["approved"] is True
     assert [c.caller["method"] for c in fake_llm.calls] == ["plan", "summary"]
     assert [c.name for c in fake_llm.tool_calls] == ["weather"]
@@ -75,26 +84,34 @@ def test_every_fake_and_the_store_bind_through_the_toy_adapter(
         'llm call plan purpose=call model=toy-model tools=weather({"city": "Paris"})',
         "state saved plan id=<uuid:1> n=1",
         "method finished plan value=sunny",
+        "method started book",
+        'crew kickoff agency method=book inputs={"city": "Paris"} output=\'hotel booked\'',
+        "state saved book id=<uuid:1> n=2",
+        "method finished book value='hotel booked'",
         "method started confirm",
         "human ask confirm message='Go to Paris?' answer='yes'",
-        "state saved confirm id=<uuid:1> n=2",
+        "state saved confirm id=<uuid:1> n=3",
         "method finished confirm value=yes",
         "method started summary",
         "llm call summary purpose=call model=toy-model reply='Paris: sunny, approved'",
-        "state saved summary id=<uuid:1> n=3",
+        "state saved summary id=<uuid:1> n=4",
         "method finished summary value='Paris: sunny, approved'",
         "flow finished TripFlow",
     ]
     assert fake_llm.handle("gpt-4o", framework="toyflow").model == "gpt-4o"
 
 
-def test_a_paused_toy_flow_resumes_through_the_adapter(flows, fake_llm, fake_tools, human):
+def test_a_paused_toy_flow_resumes_through_the_adapter(
+    flows, fake_llm, fake_tools, fake_crews, human
+):
     script_the_trip(fake_llm, fake_tools)
+    fake_crews.on(crew="agency").run_for_real()
     human.pause()
 
     paused = flows.run(TripFlow)
     assert isinstance(paused.output, toyflow.PendingQuestion)
-    assert paused.state["done"] == ["plan"]
+    assert paused.state["done"] == ["plan", "book"]
+    assert paused.method_outputs[-1] == "booked Paris for real"
 
     resumed = human.resume(paused, "yes")
 
@@ -108,7 +125,10 @@ def test_the_toy_flows_unscripted_llm_call_gets_the_fixit_line(flows, fake_llm):
         flows.run(TripFlow)
 
 
-def test_crash_resume_property_runs_on_the_toy_flow(flows, fake_llm, fake_tools, human, flow_store):
+def test_crash_resume_property_runs_on_the_toy_flow(
+    flows, fake_llm, fake_tools, fake_crews, human, flow_store
+):
+    fake_crews.reply("booked", times="always")
     fake_llm.on(method="plan").reply(call_tool("weather", city="Paris"), times="always")
     fake_llm.on(method="summary").reply("done", times="always")
     fake_tools.on("weather").reply("sunny", times="always")

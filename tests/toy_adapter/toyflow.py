@@ -48,12 +48,26 @@ def _run_tool(flow: Flow, name: str, function: Callable[..., Any], args: dict[st
     return function(**args)
 
 
+def _run_crew(flow: Flow, crew: Crew, inputs: dict[str, Any]) -> str:
+    return crew.work(inputs)
+
+
 @dataclass
 class Config:
     llm: Callable[[Flow, str, list[str]], Any] = _no_model
     human: Callable[[Flow, str], str] = _console_human
     persistence: Any = field(default_factory=_InMemoryPersistence)
     tool_runner: Callable[[Flow, str, Callable[..., Any], dict[str, Any]], Any] = _run_tool
+    crew_runner: Callable[[Flow, Crew, dict[str, Any]], str] = _run_crew
+
+
+@dataclass
+class Crew:
+    """A team of agents a step hands a whole job to (its real work: ``work(inputs)``)."""
+
+    name: str
+    roles: tuple[str, ...]
+    work: Callable[[dict[str, Any]], str]
 
 
 config = Config()
@@ -146,3 +160,6 @@ class Flow:
 
     def tool(self, name: str, **args: Any) -> Any:
         return config.tool_runner(self, name, self.tools[name], args)
+
+    def kickoff_crew(self, crew: Crew, **inputs: Any) -> str:
+        return config.crew_runner(self, crew, inputs)

@@ -1,10 +1,9 @@
 """The toyflow adapter: what a third framework's adapter needs, and nothing more.
 
 It subclasses ``AdapterBase`` and implements ``accepts``, ``run``, the bind
-hooks for the fakes toyflow has a use for (``bind_llm``, ``bind_human``,
-``bind_store``, ``bind_tools``; no ``bind_crews``: toyflow has no crews) and
-``resume_human``. Registered by the tests with ``register_adapter``; no file
-of pytest_flows names it.
+hooks for every fake (``bind_llm``, ``bind_human``, ``bind_store``,
+``bind_tools``, ``bind_crews``) and ``resume_human``. Registered by the tests
+with ``register_adapter``; no file of pytest_flows names it.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import toyflow
 
 from pytest_flows.adapters import AdapterBase, AdapterSpec, Binding
 from pytest_flows.codec import differences
+from pytest_flows.crew_script import RUN_FOR_REAL
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.human_script import PAUSE, is_pause
 from pytest_flows.llm_script import check_offered, llm_call_event, tool_calls_of, tools_summary
@@ -144,6 +144,31 @@ class ToyAdapter(AdapterBase):
             return fake.call(tool, (), dict(args), lambda: function(**args), where)
 
         return _configured("tool_runner", run_tool)
+
+    def bind_crews(self, session: Any, fake: Any) -> Binding:
+        def run_crew(flow: toyflow.Flow, crew: toyflow.Crew, inputs: dict[str, Any]) -> str:
+            request = Request(
+                caller={
+                    "flow": type(flow).__name__,
+                    "method": flow.current,
+                    "kind": "crew",
+                    "crew": crew.name,
+                    "agent": list(crew.roles),
+                    "inputs": dict(inputs),
+                },
+                prompt=json.dumps(inputs, sort_keys=True),
+                purpose="crew",
+                data={"inputs": dict(inputs)},
+            )
+            exchange, value = fake.take(request)
+            if value is RUN_FOR_REAL:
+                value = crew.work(inputs)
+            fake.wait(exchange)
+            exchange.reply = value
+            fake.record(request, (("output", plain(value)),))
+            return str(value)
+
+        return _configured("crew_runner", run_crew)
 
 
 def _traced(sink: Any, flow: toyflow.Flow, go: Any) -> FlowRun:
