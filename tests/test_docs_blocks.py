@@ -131,16 +131,29 @@ def all_blocks() -> list[Block]:
     ]
 
 
+# `from name import *` (its __all__, else its public names), less the module's own
+# tests and marks: pytest would collect or apply them in the block's module.
+_BRING = """
+import importlib
+
+
+def _bring(name):
+    module = importlib.import_module(name)
+    names = getattr(module, "__all__", None) or [k for k in vars(module) if k[:1] != "_"]
+    skip = ("test", "Test", "pytestmark")
+    globals().update((k, getattr(module, k)) for k in names if not k.startswith(skip))
+
+"""
+
+
 def module_source(block: Block) -> str:
     """The source of the test module a runnable block becomes."""
-    head = ["import importlib", "", "import pytest", ""]
+    head = ["import pytest"]
+    if block.run_with:
+        head.append(_BRING)
     for module in block.run_with:
         name = Path(module).stem if module.endswith(".py") else module
-        # `from name import *`, less the module's own tests (pytest would collect them).
-        head.append(
-            f"globals().update((k, v) for k, v in vars(importlib.import_module({name!r})).items()"
-            f" if not k.startswith(('_', 'test', 'Test')))"
-        )
+        head.append(f"_bring({name!r})")
     tree = ast.parse(block.code, filename=block.where)
     has_test = any(
         (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"))
@@ -189,20 +202,26 @@ filterwarnings =
 """
 
 
-def test_every_python_block_runs_or_says_why_not(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    blocks = all_blocks()
-    runnable = [b for b in blocks if b.not_run is None]
-    assert runnable, "no runnable block found: has the docs' layout changed?"
-    paths = sorted(
-        {str((ROOT / m).parent) for b in runnable for m in b.run_with if m.endswith(".py")}
-    )
+def run_blocks(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, blocks: list[Block]
+) -> list[str]:
+    """Run ``blocks`` in one pytest subprocess; what went wrong, each naming page:line."""
+    problems = []
+    sources = {}
+    for block in blocks:
+        try:
+            sources[block] = module_source(block)
+        except SyntaxError as error:
+            problems.append(
+                f"{block.where}: not valid Python ({error.msg}, line {error.lineno} of the "
+                f"block); fix it, or mark it <!-- not-run: why --> on the line before"
+            )
+    paths = sorted({str((ROOT / m).parent) for b in sources for m in b.run_with if m[-3:] == ".py"})
     out = pytester.path / "results.json"
     pytester.makeconftest(_CONFTEST.format(paths=paths, out=str(out)))
     pytester.makeini(_INI)
-    for block in runnable:
-        pytester.makepyfile(**{block.module: module_source(block)})
+    for block, source in sources.items():
+        pytester.makepyfile(**{block.module: source})
     # A reader's first run is a local one: CI=true would forbid recording.
     monkeypatch.delenv("CI", raising=False)
     result = pytester.runpytest_subprocess(
@@ -220,8 +239,7 @@ def test_every_python_block_runs_or_says_why_not(
     outcomes: dict[str, list[tuple[str, str]]] = {}
     for nodeid, outcome, text in json.loads(out.read_text()):
         outcomes.setdefault(nodeid.split(".py")[0], []).append((outcome, text))
-    problems = []
-    for block in runnable:
+    for block in sources:
         reports = outcomes.get(block.module, [])
         bad = [(o, t) for o, t in reports if o not in ("passed", "skipped")]
         if bad:
@@ -229,6 +247,17 @@ def test_every_python_block_runs_or_says_why_not(
             problems.append(f"{block.where}: {outcome}:\n{textwrap.indent(text, '    ')}")
         elif not any(o == "passed" for o, _ in reports):
             problems.append(f"{block.where}: no test of the block passed (collected none?)")
+    return problems
+
+
+def test_every_python_block_runs_or_says_why_not(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runnable = [b for b in all_blocks() if b.not_run is None]
+    assert runnable, "no runnable block found: has the docs' layout changed?"
+
+    problems = run_blocks(pytester, monkeypatch, runnable)
+
     assert not problems, "\n".join(problems)
 
 
@@ -279,6 +308,28 @@ def test_a_fragment_is_wrapped_in_a_test_requesting_its_fixtures() -> None:
 
     source = module_source(block)
 
-    assert "vars(importlib.import_module('pytest_flows'))" in source
+    assert "_bring('pytest_flows')" in source
     assert "def test_block(flows, tmp_path):\n    run = flows.run(F, tmp_path)" in source
     compile(source, block.where, "exec")
+
+
+def test_a_block_that_fails_or_is_not_python_is_named_by_page_and_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = [
+        Block("p.md", 3, "assert 1 + 1 == 3\n"),
+        Block("p.md", 9, "def test_x(flows):\n    assert flows.clock.monotonic() == 0\n"),
+        Block("q.md", 5, "def test_...(flows): ...\n"),
+        Block("q.md", 12, "class TestNothing:\n    pass\n"),
+    ]
+
+    problems = run_blocks(pytester, monkeypatch, blocks)
+
+    first_lines = [p.split("\n")[0] for p in problems]
+    assert first_lines[0].startswith("q.md:5: not valid Python (")  # the parser's words vary
+    assert first_lines[0].endswith("mark it <!-- not-run: why --> on the line before")
+    assert first_lines[1:] == [
+        "p.md:3: failed:",
+        "q.md:12: no test of the block passed (collected none?)",
+    ]
+    assert "assert (1 + 1) == 3" in problems[1]
