@@ -44,7 +44,7 @@ def test_the_public_modules_are_found() -> None:
         "pytest_flows",
         "pytest_flows.plugin",
         "pytest_flows.agent_framework",
-        "pytest_flows.agent_framework.chat",
+        "pytest_flows.agent_framework.llm",
         "pytest_flows.crewai",
         "pytest_flows.crewai.adapter",
     } <= set(MODULES)

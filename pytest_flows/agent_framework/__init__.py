@@ -16,7 +16,6 @@ Importing this package imports ``agent_framework``; ``import pytest_flows`` does
 import agent_framework  # noqa: F401
 
 from pytest_flows.agent_framework.adapter import OutputRecord, PendingRequest, WorkflowRun
-from pytest_flows.agent_framework.chat import FlowsChatClient
 from pytest_flows.agent_framework.checkpoints import (
     CheckpointInfo,
     CheckpointRefusedError,
@@ -25,6 +24,7 @@ from pytest_flows.agent_framework.checkpoints import (
     FlowsCheckpointStorage,
 )
 from pytest_flows.agent_framework.human import PAUSE, RequestRule, Requests, requests
+from pytest_flows.agent_framework.llm import FlowsChatClient
 from pytest_flows.agent_framework.patches import check_patch_points
 from pytest_flows.agent_framework.persistence import checkpoint_storage
 from pytest_flows.agent_framework.properties import (

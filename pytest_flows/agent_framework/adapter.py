@@ -20,13 +20,13 @@ from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRu
 
 from pytest_flows.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows.agent_framework import patches
-from pytest_flows.agent_framework.chat import current_workflow
 from pytest_flows.agent_framework.checkpoints import (
     CheckpointSaveError,
     FlowsCheckpointStorage,
     refusal_from,
     run_reports_refusals,
 )
+from pytest_flows.agent_framework.llm import current_workflow
 from pytest_flows.agent_framework.tracing import (
     WorkflowTracer,
     active_tracer,
@@ -211,7 +211,7 @@ class AgentFrameworkAdapter(AdapterBase):
         return _setting(self.fakes(session), "human", fake)
 
     def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        from pytest_flows.agent_framework.chat import intercept_chat_clients
+        from pytest_flows.agent_framework.llm import intercept_chat_clients
 
         return _both(_setting(self.fakes(session), "llm", fake), intercept_chat_clients(fake))
 

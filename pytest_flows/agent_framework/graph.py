@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_flows.agent_framework.chat import current_workflow
+from pytest_flows.agent_framework.llm import current_workflow
 from pytest_flows.coverage import notes
 from pytest_flows.coverage.model import FlowGraph, Item, Link, Node
 

@@ -27,7 +27,7 @@ __all__ = ["check_tool_seams", "install"]
 
 
 def _where() -> dict[str, Any]:
-    from pytest_flows.agent_framework.chat import current_workflow
+    from pytest_flows.agent_framework.llm import current_workflow
 
     caller: dict[str, Any] = {}
     workflow = current_workflow.get()
