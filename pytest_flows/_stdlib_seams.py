@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import platform
 import queue
 import threading
 from collections.abc import Iterator
@@ -270,6 +269,7 @@ _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
 
 def check_stdlib_seams() -> None:
     """Fail loudly if a Python (or freezegun) version moved what pytest-flows patches."""
+    import platform
     from importlib.metadata import version
 
     check(

@@ -22,7 +22,6 @@ import importlib
 import inspect
 import types
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
@@ -45,7 +44,6 @@ class SeamsMoved(AssertionError):
     """Declared seams no longer resolve: the framework (or Python) changed under us."""
 
 
-@dataclass(frozen=True)
 class Seam:
     """One dependency on code pytest-flows does not own.
 
@@ -60,24 +58,36 @@ class Seam:
     for whatever the first two cannot express.
     """
 
-    target: str
-    kind: Kind
-    why: str
-    params: tuple[str, ...] = ()
-    source: tuple[str, ...] = ()
-    probe: Callable[[Any], str | None] | None = None
+    # A plain class rather than a dataclass: the registries are built at start-up.
+    __slots__ = ("kind", "params", "probe", "source", "target", "why")
 
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(
-                f"Seam({self.target!r}): kind must be one of {_KINDS}, not {self.kind!r}"
-            )
-        module, sep, path = self.target.partition(":")
+    def __init__(
+        self,
+        target: str,
+        kind: Kind,
+        why: str,
+        *,
+        params: tuple[str, ...] = (),
+        source: tuple[str, ...] = (),
+        probe: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        if kind not in _KINDS:
+            raise ValueError(f"Seam({target!r}): kind must be one of {_KINDS}, not {kind!r}")
+        module, sep, path = target.partition(":")
         if not sep or not module or not path:
             raise ValueError(
-                f"Seam({self.target!r}): target must be 'module:Qualified.name', "
+                f"Seam({target!r}): target must be 'module:Qualified.name', "
                 "e.g. 'threading:Thread.start'"
             )
+        self.target = target
+        self.kind = kind
+        self.why = why
+        self.params = params
+        self.source = source
+        self.probe = probe
+
+    def __repr__(self) -> str:
+        return f"Seam({self.target!r}, {self.kind!r})"
 
     @property
     def owner_and_name(self) -> tuple[Any, str]:
