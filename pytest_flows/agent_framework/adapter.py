@@ -34,6 +34,7 @@ from pytest_flows.agent_framework.tracing import (
 )
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
+from pytest_flows.seams import replaced
 
 if TYPE_CHECKING:
     from pytest_flows.human_script import ScriptedHuman
@@ -304,14 +305,8 @@ class AgentFrameworkAdapter(AdapterBase):
         return run
 
 
-@contextlib.contextmanager
-def _setting(fakes: _Fakes, name: str, value: Any) -> Iterator[None]:
-    previous = getattr(fakes, name)
-    setattr(fakes, name, value)
-    try:
-        yield
-    finally:
-        setattr(fakes, name, previous)
+def _setting(fakes: _Fakes, name: str, value: Any) -> contextlib.AbstractContextManager[None]:
+    return replaced(fakes, name, value)
 
 
 @contextlib.contextmanager

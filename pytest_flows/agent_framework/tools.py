@@ -21,6 +21,7 @@ from typing import Any
 from agent_framework import FunctionTool
 
 from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework.seams import SEAMS
 from pytest_flows.tool_script import FakeTools
 
 __all__ = ["check_tool_seams", "install"]
@@ -50,11 +51,8 @@ def install(fake: FakeTools) -> Iterator[None]:
 
         return await fake.acall(self, (), dict(call_kwargs), real, _where())
 
-    setattr(FunctionTool, "_invoke_function", _invoke_function)  # noqa: B010
-    try:
+    with SEAMS["agent_framework:FunctionTool._invoke_function"].replace(_invoke_function):
         yield
-    finally:
-        setattr(FunctionTool, "_invoke_function", original)  # noqa: B010
 
 
 def check_tool_seams() -> None:

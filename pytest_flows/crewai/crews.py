@@ -33,6 +33,7 @@ from pytest_flows.crewai.crew_outputs import (
     to_agent_output,
     to_crew_output,
 )
+from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.script import Request
 
 if TYPE_CHECKING:
@@ -250,18 +251,16 @@ def install(session: FlowsSession, fake: FakeCrews) -> Iterator[None]:
     originals = {name: Crew.__dict__[name] for name in ("kickoff", "kickoff_async", "akickoff")}
     with contextlib.ExitStack() as stack:
         stack.enter_context(callers.tracking())
-        setattr(Crew, "kickoff", _scripted_kickoff(fake, originals["kickoff"], "kickoff"))  # noqa: B010
-        setattr(  # noqa: B010
-            Crew,
-            "kickoff_async",
-            _scripted_kickoff_async(fake, originals["kickoff"], originals["kickoff_async"]),
+        kickoff = _scripted_kickoff(fake, originals["kickoff"], "kickoff")
+        stack.enter_context(SEAMS["crewai.crew:Crew.kickoff"].replace(kickoff))
+        kickoff_async = _scripted_kickoff_async(
+            fake, originals["kickoff"], originals["kickoff_async"]
         )
-        setattr(Crew, "akickoff", _scripted_akickoff(fake, originals["akickoff"], "akickoff"))  # noqa: B010
-        for name, original in originals.items():
-            stack.callback(setattr, Crew, name, original)
-        original_agent_kickoff = Agent.__dict__["kickoff_async"]
-        setattr(Agent, "kickoff_async", _scripted_agent_kickoff(fake, original_agent_kickoff))  # noqa: B010
-        stack.callback(setattr, Agent, "kickoff_async", original_agent_kickoff)
+        stack.enter_context(SEAMS["crewai.crew:Crew.kickoff_async"].replace(kickoff_async))
+        akickoff = _scripted_akickoff(fake, originals["akickoff"], "akickoff")
+        stack.enter_context(SEAMS["crewai.crew:Crew.akickoff"].replace(akickoff))
+        agent_kickoff = _scripted_agent_kickoff(fake, Agent.__dict__["kickoff_async"])
+        stack.enter_context(SEAMS["crewai.agent.core:Agent.kickoff_async"].replace(agent_kickoff))
         stack.enter_context(patches.marking_agent_steps())
         yield
 

@@ -77,6 +77,12 @@ RUNTIME = (
         source=("self._sync_executor.submit(",),
     ),
     Seam(
+        f"{_BUS}._prepare_event",
+        "patch",
+        "on crewai < 1.15 compat.py publishes every event to the context's sinks from it",
+        params=("self", "source", "event"),
+    ),
+    Seam(
         f"{_BUS}.reset_runtime_state",
         "call",
         "no RuntimeState leaks between tests",

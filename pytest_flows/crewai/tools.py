@@ -19,12 +19,15 @@ from typing import TYPE_CHECKING, Any
 from crewai.tools.base_tool import BaseTool, Tool
 
 from pytest_flows.crewai import callers
+from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.tool_script import FakeTools
 
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
 __all__ = ["FakeTools", "check_tool_seams", "install"]
+
+_BASE = "crewai.tools.base_tool"
 
 
 def _tool_classes() -> list[type]:
@@ -69,8 +72,7 @@ def install(session: FlowsSession, fake: FakeTools) -> Iterator[None]:
         stack.enter_context(callers.tracking())
         # Tool.run calls self.func directly; BaseTool.run is the same steps
         # (validate, claim a use, run the body) through self._run, which we wrap.
-        stack.callback(setattr, Tool, "run", Tool.__dict__["run"])
-        setattr(Tool, "run", BaseTool.__dict__["run"])  # noqa: B010
+        stack.enter_context(SEAMS[f"{_BASE}:Tool.run"].replace(BaseTool.__dict__["run"]))
         for cls in _tool_classes():
             for name, wrap in (("_run", _sync_body), ("_arun", _async_body)):
                 original = cls.__dict__.get(name)
@@ -78,8 +80,9 @@ def install(session: FlowsSession, fake: FakeTools) -> Iterator[None]:
                     continue
                 if getattr(original, "__isabstractmethod__", False):
                     continue
-                stack.callback(setattr, cls, name, original)
-                setattr(cls, name, wrap(fake, original))
+                stack.enter_context(
+                    SEAMS[f"{_BASE}:BaseTool.{name}"].shadow(cls, wrap(fake, original))
+                )
         yield
 
 

@@ -53,3 +53,18 @@ def test_an_edge_runner_that_overrides_the_shadowed_method_is_reported(
     monkeypatch.setattr(_edge_runner.FanOutEdgeRunner, "_execute_on_target", own, raising=False)
     (line,) = [p for p in problems(SEAMS) if "_execute_on_target" in p]
     assert line.endswith("is overridden by ['FanOutEdgeRunner']")
+
+
+def test_no_module_of_the_adapter_patches_agent_framework_by_hand() -> None:
+    """Patches go through the registry (SEAMS[...].replace/shadow or seams.replaced)."""
+    from pathlib import Path
+
+    import pytest_flows.agent_framework as package
+
+    offenders = [
+        f"{path.name}:{number}"
+        for path in sorted(Path(package.__file__).parent.glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "setattr(" in line or (".__dict__[" in line and "] = " in line)
+    ]
+    assert offenders == []
