@@ -68,3 +68,9 @@ def test_no_module_of_the_adapter_patches_agent_framework_by_hand() -> None:
         if "setattr(" in line or (".__dict__[" in line and "] = " in line)
     ]
     assert offenders == []
+
+
+def test_the_adapter_hands_its_declared_seams_to_the_contract() -> None:
+    from pytest_flows.agent_framework.adapter import ADAPTER
+
+    assert list(ADAPTER.seams()) == list(SEAMS)

@@ -72,3 +72,9 @@ def test_no_module_of_the_adapter_patches_crewai_by_hand() -> None:
         if "setattr(" in line and "state_access" not in path.name
     ]
     assert offenders == []
+
+
+def test_the_adapter_hands_its_declared_seams_to_the_contract() -> None:
+    from pytest_flows.crewai.adapter import ADAPTER
+
+    assert list(ADAPTER.seams()) == list(seams.SEAMS)
