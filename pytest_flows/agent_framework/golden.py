@@ -26,6 +26,7 @@ from pytest_flows.golden.breaks import GoldenBreak
 from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
+    from pytest_flows.golden.replay import Scripted
     from pytest_flows.run import FlowRun
     from pytest_flows.session import FlowsSession
 
@@ -111,7 +112,7 @@ class AgentFrameworkGolden:
         }
 
     def replay(
-        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
+        self, session: FlowsSession, recorded: dict[str, Any], scripted: Scripted, today: Any
     ) -> list[dict[str, Any]]:
         if today is None:
             return []

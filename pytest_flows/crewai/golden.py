@@ -1,31 +1,40 @@
-"""crewai's side of golden replay: ``@persist`` saves, flow topology, resumes.
+"""crewai's side of golden replay: saves, checkpoints, pending feedback, topology, resumes.
 
-A recorded run keeps every save its state id got (the bytes the production
-codec wrote), the topology of the flow class (each method's kind and trigger,
-each router's declared labels) and, per save, what resuming from it did. On
-today's code the saves are decoded (``codec``), validated against today's state
-model (``schema``), the methods, routes and listeners the stored run names are
-looked up in today's class (``topology``), and each save is put in a fresh
-store and resumed (``behaviour``).
+A recorded run keeps everything its flow persisted, as the production codecs
+wrote it: every ``@persist`` save its state id got, every checkpoint
+(``checkpoint=True`` / ``CheckpointConfig``) and the pending-feedback record of
+a run that paused for a human. It also keeps the topology of the flow class
+(each method's kind and trigger, each router's declared labels) and what
+resuming from each record did. On today's code each record is decoded
+(``codec``), its state validated against today's state model (``schema``), the
+methods, routes and listeners the stored run names are looked up in today's
+class (``topology``), and each record is put in a fresh store, restored and
+run to the end with the scripted replies the test used (``behaviour``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import json
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
+from pytest_flows.crewai import crews as crewai_crews
 from pytest_flows.crewai import graph as crewai_graph
+from pytest_flows.crewai import human as crewai_human
 from pytest_flows.crewai import llm as crewai_llm
 from pytest_flows.crewai import persistence
 from pytest_flows.golden.breaks import GoldenBreak
-from pytest_flows.golden.replay import jsonable
+from pytest_flows.golden.replay import Scripted, jsonable
+from pytest_flows.human_script import ScriptedHuman
 from pytest_flows.llm_script import LLMScript
-from pytest_flows.store import FlowStore, StoreCorruptedError, decode_stored
+from pytest_flows.store import FlowStore, PendingFeedback, StoreCorruptedError, decode_stored
 from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
@@ -118,6 +127,95 @@ def _state_model(cls: type) -> type[BaseModel] | None:
     return type(state) if isinstance(state, BaseModel) else None
 
 
+def _checkpoint_parts(raw: str, what: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """(flow state, completed methods) of a checkpoint document; raises if it does not decode."""
+
+    def shape(value: Any) -> str | None:
+        if not isinstance(value, dict) or not isinstance(value.get("entities"), list):
+            return "it is not a checkpoint document (no 'entities' list)"
+        return None
+
+    payload = decode_stored(raw, what, need=shape)
+    flows = [
+        e for e in payload["entities"] if isinstance(e, dict) and e.get("entity_type") == "flow"
+    ]
+    if not flows:
+        return None, []
+    # After Flow.fork a checkpoint lists the restored flow, then the one that runs: the newest.
+    entity = flows[-1]
+    state = entity.get("checkpoint_state")
+    completed = sorted(str(m) for m in entity.get("checkpoint_completed_methods") or ())
+    return (state if isinstance(state, dict) else None), completed
+
+
+def _stable_checkpoint(raw: str) -> str:
+    # crewai writes a flow's completed methods from a set: their order follows the
+    # hash seed. Sorted, the document decodes to the same checkpoint on every seed.
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(payload, dict) or json.dumps(payload) != raw:
+        return raw  # not crewai's plain json.dumps: leave the bytes alone
+    for entity in payload.get("entities") or ():
+        completed = entity.get("checkpoint_completed_methods") if isinstance(entity, dict) else None
+        if isinstance(completed, list) and all(isinstance(m, str) for m in completed):
+            entity["checkpoint_completed_methods"] = sorted(completed)
+    return json.dumps(payload)
+
+
+def _stable_context(raw: str) -> str:
+    # crewai stamps requested_at with the real wall clock (a default_factory bound at
+    # import, out of the harness's reach): the one volatile field of the record.
+    try:
+        context = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(context, dict) or "requested_at" not in context:
+        return raw
+    context["requested_at"] = "2025-01-01T00:00:00"
+    return json.dumps(context)
+
+
+def _script_answer(human: ScriptedHuman, recorded: Any) -> None:
+    """Script ``human`` with one recorded answer (see ``replay.human_answers``)."""
+    if recorded == "<pause>":
+        human.pause(optional=True)
+    elif recorded == "<timeout>":
+        human.timeout(optional=True)
+    elif isinstance(recorded, dict):
+        human.answer(str(recorded.get("text", "")), outcome=recorded.get("outcome"), optional=True)
+    else:
+        human.answer(str(recorded), optional=True)
+
+
+@contextlib.contextmanager
+def _replaying(
+    session: FlowsSession, store: FlowStore, scripted: Scripted
+) -> Iterator[ScriptedHuman]:
+    """``store`` and the test's recorded replies, answers and crew results bound for a resume;
+    yields the bound human (a resume of pending feedback answers through it)."""
+    script = LLMScript()
+    if scripted.llm:
+        script.reply(*scripted.llm, optional=True)
+    script.script.check_unused = False
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(persistence.install(session, store))
+        stack.enter_context(crewai_llm.install(session, script))
+        if scripted.crews:
+            fake = crewai_crews.FakeCrews(session)
+            fake.reply(*scripted.crews, optional=True)
+            fake.allow_unused()
+            stack.enter_context(crewai_crews.install(session, fake))
+        human = ScriptedHuman(session)
+        human.allow_unused()
+        if scripted.human or scripted.resumes:
+            for answer in scripted.human:
+                _script_answer(human, answer)
+            stack.enter_context(crewai_human.install(session, human))
+        yield human
+
+
 class CrewAIGolden:
     framework = "crewai"
 
@@ -145,16 +243,47 @@ class CrewAIGolden:
                     "raw": save.raw,
                 }
             )
-        return {
+        checkpoints = []
+        for record in store.checkpoints():
+            if f"checkpoint {record.id}" in seen:
+                continue
+            seen.add(f"checkpoint {record.id}")
+            checkpoints.append(
+                {
+                    "n": record.n,
+                    "id": record.id,
+                    "location": record.location,
+                    "base": record.base,
+                    "kind": record.kind,
+                    "branch": record.branch,
+                    "parent_id": record.parent_id,
+                    "trigger": record.trigger,
+                    "completed": list(record.completed),
+                    "raw": _stable_checkpoint(record.raw),
+                }
+            )
+        entry: dict[str, Any] = {
             "flow": f"{cls.__module__}:{cls.__qualname__}",
             "inputs": jsonable(kwargs.get("inputs")),
             "topology": topology_of(cls),
             "saves": saves,
         }
+        if checkpoints:
+            entry["checkpoints"] = checkpoints
+        pending = store.pending(state_id) if state_id else None
+        if pending is not None:
+            entry["pending"] = {
+                "state_id": pending.state_id,
+                "method": pending.method,
+                "saves": len(store.history(state_id)),
+                "context": _stable_context(pending.raw_context),
+                "state": pending.raw_state,
+            }
+        return entry
 
     # -- restore and resume -----------------------------------------------------------
     def replay(
-        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
+        self, session: FlowsSession, recorded: dict[str, Any], scripted: Scripted, today: Any
     ) -> list[dict[str, Any]]:
         cls = _resolve(recorded["flow"])
         if cls is None:
@@ -162,30 +291,78 @@ class CrewAIGolden:
         results = []
         saves = recorded.get("saves", [])
         for k, save in enumerate(saves, start=1):
-            store = FlowStore(session)
-            script = LLMScript()
-            if replies:
-                script.reply(*replies, optional=True)
-            script.script.check_unused = False
-            mark = session.event_count()
-            with persistence.install(session, store), crewai_llm.install(session, script):
-                for earlier in saves[:k]:
-                    store.append_save(
-                        earlier["state_id"], earlier["method"], earlier["raw"], framework="crewai"
-                    )
+            store = self._store(session, saves[:k])
+
+            def resume(_: ScriptedHuman, save: dict[str, Any] = save) -> FlowRun:
                 flow = cls(persistence=persistence.routed_persistence())
-                try:
-                    run = session.run(flow, inputs={"id": save["state_id"]}, raise_on_error=False)
-                    trace, output = run.trace.lines(), render_value(run.output)
-                    if run.error is not None:
-                        output = f"error: {type(run.error).__name__}"
-                except pytest.fail.Exception as exc:  # the scripted LLM ran out
-                    trace, output = [], f"error: {type(exc).__name__}"
-            _drop_events(session, mark)
+                return session.run(flow, inputs={"id": save["state_id"]}, raise_on_error=False)
+
+            trace, output = _outcome(session, store, scripted, resume)
             results.append(
                 {"from": f"save {k} (after {save['method']!r})", "trace": trace, "output": output}
             )
+        checkpoints = recorded.get("checkpoints", [])
+        for k, stored in enumerate(checkpoints, start=1):
+            store = self._store(session, [])
+            for earlier in checkpoints[:k]:
+                store.add_checkpoint(
+                    id=earlier["id"],
+                    location=earlier["location"],
+                    parent_id=earlier["parent_id"],
+                    branch=earlier["branch"],
+                    trigger=earlier["trigger"],
+                    raw=earlier["raw"],
+                    framework="crewai",
+                    kind=earlier["kind"],
+                    base=earlier["base"],
+                    completed=tuple(earlier["completed"]),
+                )
+
+            def restore(_: ScriptedHuman, stored: dict[str, Any] = stored) -> FlowRun:
+                return session.run(
+                    cls, from_checkpoint=_restore_config(stored), raise_on_error=False
+                )
+
+            trace, output = _outcome(session, store, scripted, restore)
+            results.append({"from": f"checkpoint {k}", "trace": trace, "output": output})
+        pending = recorded.get("pending")
+        if pending is not None:
+            store = self._store(session, saves[: pending["saves"]])
+            store.put_pending(
+                PendingFeedback(
+                    state_id=pending["state_id"],
+                    method=pending["method"],
+                    raw_context=pending["context"],
+                    raw_state=pending["state"],
+                    framework="crewai",
+                )
+            )
+            answer = _resume_answer(scripted, pending["state_id"])
+
+            def resume_pending(human: ScriptedHuman, pending: dict[str, Any] = pending) -> FlowRun:
+                flow = cls.from_pending(  # type: ignore[attr-defined]
+                    pending["state_id"], persistence=persistence.routed_persistence()
+                )
+                return crewai_human.resume(human, flow, answer["feedback"], answer["outcome"])
+
+            trace, output = _outcome(session, store, scripted, resume_pending)
+            results.append(
+                {
+                    "from": f"pending feedback (in {pending['method']!r})",
+                    "trace": trace,
+                    "output": output,
+                }
+            )
         return results
+
+    @staticmethod
+    def _store(session: FlowsSession, saves: list[dict[str, Any]]) -> FlowStore:
+        store = FlowStore(session)
+        for earlier in saves:
+            store.append_save(
+                earlier["state_id"], earlier["method"], earlier["raw"], framework="crewai"
+            )
+        return store
 
     # -- today's code -------------------------------------------------------------------
     def check(
@@ -199,18 +376,39 @@ class CrewAIGolden:
                 )
             ]
         breaks: list[GoldenBreak] = []
-        decoded: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        states: list[tuple[str, dict[str, Any]]] = []
         for save in recorded.get("saves", []):
             label = f"{where}, save {save['index']} (after {save['method']!r})"
             try:
-                decoded.append((save, decode_stored(save["raw"], f"the stored {label}")))
+                states.append((label, decode_stored(save["raw"], f"the stored {label}")))
+            except StoreCorruptedError as exc:
+                breaks.append(
+                    GoldenBreak("codec", label, "today's codec cannot decode it", str(exc))
+                )
+        for k, stored in enumerate(recorded.get("checkpoints", []), start=1):
+            label = f"{where}, checkpoint {k}"
+            try:
+                state, _ = _checkpoint_parts(stored["raw"], f"the stored {label}")
+            except StoreCorruptedError as exc:
+                breaks.append(
+                    GoldenBreak("codec", label, "today's codec cannot decode it", str(exc))
+                )
+                continue
+            if state is not None:
+                states.append((label, state))
+        pending = recorded.get("pending")
+        if pending is not None:
+            label = f"{where}, pending feedback (in {pending['method']!r})"
+            try:
+                decode_stored(pending["context"], f"the stored context of the {label}")
+                states.append((label, decode_stored(pending["state"], f"the stored {label}")))
             except StoreCorruptedError as exc:
                 breaks.append(
                     GoldenBreak("codec", label, "today's codec cannot decode it", str(exc))
                 )
         model = _state_model(cls)
         if model is not None:
-            for save, snapshot in decoded:
+            for label, snapshot in states:
                 if not isinstance(snapshot, dict):
                     continue
                 problems = state_model_problems(model, snapshot)
@@ -218,7 +416,7 @@ class CrewAIGolden:
                     breaks.append(
                         GoldenBreak(
                             "schema",
-                            f"{where}, save {save['index']} (after {save['method']!r})",
+                            label,
                             f"the stored state does not fit today's {_model_name(model)}",
                             "\n".join(problems),
                         )
@@ -238,6 +436,10 @@ class CrewAIGolden:
             elif match := _CHOSE.match(line):
                 labels.add(match.group(2).strip("'\""))
         named = ran | {save["method"] for save in recorded.get("saves", [])}
+        for stored in recorded.get("checkpoints", []):
+            named |= set(stored.get("completed", []))
+        if recorded.get("pending"):
+            named.add(recorded["pending"]["method"])
         # every listener the stored run's methods and labels would wake
         named |= {m for m, e in before.items() if _leaves(e["trigger"]) & (ran | labels)}
         lines: list[str] = []
@@ -266,6 +468,46 @@ class CrewAIGolden:
                 "\n".join(lines),
             )
         ]
+
+
+def _restore_config(stored: dict[str, Any]) -> Any:
+    from crewai.state.checkpoint_config import CheckpointConfig
+
+    if stored["kind"] == "sqlite":
+        from crewai.state.provider.sqlite_provider import SqliteProvider
+
+        return CheckpointConfig(
+            location=stored["base"], provider=SqliteProvider(), restore_from=stored["location"]
+        )
+    return CheckpointConfig(restore_from=stored["location"])
+
+
+def _resume_answer(scripted: Scripted, state_id: str) -> dict[str, Any]:
+    """What the test answered when it resumed ``state_id`` (its default outcome if it did not)."""
+    for resumed in scripted.resumes:
+        if resumed["state_id"] == state_id:
+            return resumed
+    return {"state_id": state_id, "feedback": "", "outcome": None}
+
+
+def _outcome(
+    session: FlowsSession, store: FlowStore, scripted: Scripted, run: Any
+) -> tuple[list[str], str]:
+    """Trace and output of ``run()`` on ``store`` with the recorded replies; kept out of
+    the test's own trace."""
+    mark = session.event_count()
+    try:
+        with _replaying(session, store, scripted) as human:
+            result = run(human)
+        trace, output = result.trace.lines(), render_value(result.output)
+        if result.error is not None:
+            output = f"error: {type(result.error).__name__}"
+    except pytest.fail.Exception as exc:  # a scripted fake ran out
+        trace, output = [], f"error: {type(exc).__name__}"
+    except Exception as exc:  # a restore today's code refuses
+        trace, output = [], f"error: {type(exc).__name__}"
+    _drop_events(session, mark)
+    return trace, output
 
 
 def _model_name(model: type[BaseModel]) -> str:

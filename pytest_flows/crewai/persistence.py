@@ -381,7 +381,9 @@ _FALLBACK = {
 @contextlib.contextmanager
 def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
     """The ``"store"`` binder: route crewai persistence and checkpoints into ``store``."""
+    from crewai.events.base_events import reset_emission_counter
     from crewai.events.event_bus import crewai_event_bus
+    from crewai.events.event_context import reset_last_event_id, set_triggering_event_id
 
     from pytest_flows.crewai.checkpoints import CheckpointTracer
 
@@ -392,6 +394,11 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
     # left in the test thread's context by an earlier test (a flow built in the
     # test body, Flow.from_checkpoint()/fork() called there) must not leak in.
     crewai_event_bus.reset_runtime_state()
+    # A flow built in the test body emits in this thread: the sequence numbers and
+    # event ids a checkpoint's event record chains from must not be an earlier test's.
+    reset_emission_counter()
+    reset_last_event_id()
+    set_triggering_event_id(None)
     with _lock:
         _installed.append(backend)
     try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pytest_flows.golden.breaks import GoldenBreak
+    from pytest_flows.golden.replay import Scripted
     from pytest_flows.run import FlowRun
     from pytest_flows.session import FlowsSession
 
@@ -32,9 +33,10 @@ class GoldenAdapter(Protocol):
         """The framework part of a recorded run: what it persisted, its topology."""
 
     def replay(
-        self, session: FlowsSession, recorded: dict[str, Any], replies: list[Any], today: Any
+        self, session: FlowsSession, recorded: dict[str, Any], scripted: Scripted, today: Any
     ) -> list[dict[str, Any]]:
-        """Restore each persisted record of ``recorded`` on ``today``'s code and resume it."""
+        """Restore each persisted record of ``recorded`` on ``today``'s code and resume it
+        with the replies, answers and crew results ``scripted`` (what the test's run got)."""
 
     def check(
         self, session: FlowsSession, recorded: dict[str, Any], where: str, today: Any

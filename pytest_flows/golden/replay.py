@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections.abc import Callable
@@ -16,7 +17,35 @@ if TYPE_CHECKING:
     from pytest_flows.run import FlowRun
     from pytest_flows.session import FlowsSession
 
-__all__ = ["RunRecorder", "check_document", "record_document", "text_diff"]
+__all__ = ["RunRecorder", "Scripted", "check_document", "record_document", "text_diff"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Scripted:
+    """What the test's scripted fakes answered, in order: the resumes get the same."""
+
+    llm: list[Any] = dataclasses.field(default_factory=list)
+    crews: list[Any] = dataclasses.field(default_factory=list)
+    human: list[Any] = dataclasses.field(default_factory=list)
+    #: each ``human.resume(paused_run, feedback, outcome=...)`` of the test
+    resumes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    #: golden document key of each list
+    KEYS = {
+        "llm": "replies",
+        "crews": "crew_replies",
+        "human": "human_answers",
+        "resumes": "human_resumes",
+    }
+
+    @classmethod
+    def of(cls, document: dict[str, Any]) -> Scripted:
+        return cls(**{field: list(document.get(key, [])) for field, key in cls.KEYS.items()})
+
+    def fields(self) -> dict[str, Any]:
+        """The document keys to write (the LLM replies always; the others when used)."""
+        written = {key: getattr(self, field) for field, key in self.KEYS.items()}
+        return {k: v for k, v in written.items() if v or k == "replies"}
 
 
 def text_diff(before: list[str], after: list[str], *, old: str, new: str) -> str:
@@ -43,6 +72,7 @@ class RunRecorder:
         #: the flow (crewai) or workflow (Agent Framework) of each run, in order
         self.flows: list[Any] = []
         self.unsupported: list[str] = []
+        self.resumes: list[dict[str, Any]] = []
         self._seen: set[str] = set()
         self._undo: list[Callable[[], None]] = []
 
@@ -64,6 +94,25 @@ class RunRecorder:
         session.run = recorded_run  # type: ignore[method-assign]
         session.arun = recorded_arun  # type: ignore[method-assign]
         self._undo.append(lambda: _forget(session, "run", "arun"))
+        human = session.bound("human")
+        resume = getattr(human, "resume", None)
+        if resume is not None:
+
+            def recorded_resume(
+                paused: Any, feedback: str = "", *, outcome: str | None = None
+            ) -> FlowRun:
+                self.resumes.append(
+                    {
+                        "state_id": _paused_id(paused),
+                        "feedback": feedback,
+                        "outcome": outcome,
+                    }
+                )
+                result: FlowRun = resume(paused, feedback, outcome=outcome)
+                return result
+
+            human.resume = recorded_resume
+            self._undo.append(lambda: _forget(human, "resume"))
 
     def uninstall(self) -> None:
         while self._undo:
@@ -90,22 +139,60 @@ def _forget(session: Any, *names: str) -> None:
         session.__dict__.pop(name, None)
 
 
-def replies_of(session: FlowsSession) -> list[Any]:
-    """The scripted LLM replies the test's runs used, in call order."""
-    fake = session.bound("llm")
-    calls = getattr(fake, "calls", None) or []
-    return [jsonable(call.reply) for call in calls if getattr(call, "error", None) is None]
+def _paused_id(paused: Any) -> str | None:
+    """The flow id of what ``human.resume`` was given: a paused run or a restored flow."""
+    context = getattr(getattr(paused, "output", None), "context", None)
+    if context is None:
+        context = getattr(paused, "pending_feedback", None)
+    flow_id = getattr(context, "flow_id", None)
+    return None if flow_id is None else str(flow_id)
+
+
+def _ok(fake: Any, attribute: str) -> list[Any]:
+    exchanges = getattr(fake, attribute, None) or []
+    return [e for e in exchanges if getattr(e, "error", None) is None]
+
+
+def _crew_value(output: Any) -> Any:
+    # A crew result as fake_crews.reply() takes it: structured output as a dict, else text.
+    structured = getattr(output, "pydantic", None)
+    if structured is not None and hasattr(structured, "model_dump"):
+        return structured.model_dump(mode="json")
+    if getattr(output, "json_dict", None):
+        return jsonable(output.json_dict)
+    return str(getattr(output, "raw", output))
+
+
+def _human_value(exchange: Any) -> Any:
+    reply = exchange.reply
+    if reply is None:
+        return "<timeout>"
+    if not isinstance(reply, str):  # PAUSE
+        return "<pause>"
+    scripted = getattr(exchange.entry, "reply", None)
+    return {"text": reply, "outcome": getattr(scripted, "outcome", None)}
+
+
+def scripted_of(session: FlowsSession, recorder: RunRecorder) -> Scripted:
+    """What the test's fakes answered, in call order, as JSON values."""
+    return Scripted(
+        llm=[jsonable(call.reply) for call in _ok(session.bound("llm"), "calls")],
+        crews=[_crew_value(call.reply) for call in _ok(session.bound("crews"), "calls")],
+        human=[_human_value(e) for e in _ok(session.bound("human"), "requests")],
+        resumes=list(recorder.resumes),
+    )
 
 
 def record_document(session: FlowsSession, recorder: RunRecorder) -> dict[str, Any]:
-    replies = replies_of(session)
+    scripted = scripted_of(session, recorder)
     for entry, flow in zip(recorder.runs, recorder.flows, strict=True):
-        entry["resumes"] = adapter_named(entry["framework"]).replay(session, entry, replies, flow)
+        adapter = adapter_named(entry["framework"])
+        entry["resumes"] = adapter.replay(session, entry, scripted, flow)
     return {
         "format": FORMAT,
         "test": session.test_id,
         "seed": session.seed,
-        "replies": replies,
+        **scripted.fields(),
         "runs": recorder.runs,
     }
 
@@ -124,7 +211,7 @@ def check_document(
                 f"ran {len(today_runs)} flow run(s); the golden recorded {len(recorded_runs)}",
             )
         )
-    replies = list(golden.get("replies", []))
+    scripted = Scripted.of(golden)
     for n, recorded in enumerate(recorded_runs, start=1):
         where = f"run {n} ({recorded.get('flow', '?')})"
         adapter = adapter_named(recorded["framework"])
@@ -134,7 +221,7 @@ def check_document(
             flow = None
         found = adapter.check(session, recorded, where, flow)
         if not found:
-            found = _resume_breaks(session, adapter, recorded, replies, where, flow)
+            found = _resume_breaks(session, adapter, recorded, scripted, where, flow)
         if today is not None and not any(b.kind != "behaviour" for b in found):
             found.extend(_run_breaks(recorded, today, where))
         breaks.extend(found)
@@ -145,12 +232,12 @@ def _resume_breaks(
     session: FlowsSession,
     adapter: Any,
     recorded: dict[str, Any],
-    replies: list[Any],
+    scripted: Scripted,
     where: str,
     flow: Any,
 ) -> list[GoldenBreak]:
     breaks: list[GoldenBreak] = []
-    today = adapter.replay(session, recorded, replies, flow)
+    today = adapter.replay(session, recorded, scripted, flow)
     for before, after in zip(recorded.get("resumes", []), today, strict=False):
         label = f"{where}, resumed from {before['from']}"
         if before["trace"] != after["trace"]:
