@@ -37,6 +37,7 @@ __all__ = [
     "HAS_RATE_LIMIT_RETRY",
     "HAS_SQLITE_JSON_DEFAULT",
     "HAS_STREAM_CONTEXT",
+    "SQLITE_ENCODE_CALL",
     "FlowFailedEvent",
     "add_stream_sink",
     "agent_action",
@@ -164,6 +165,14 @@ def retry_after_seconds(error: BaseException) -> float | None:
 
 
 # -- the SQLite persistence codec ----------------------------------------------------------
+
+
+#: how ``SQLiteFlowPersistence._save_state_sql`` encodes a state, in this crewai's source
+SQLITE_ENCODE_CALL = (
+    "json.dumps(state_dict, default=_json_default)"
+    if HAS_SQLITE_JSON_DEFAULT
+    else "json.dumps(state_dict)"
+)
 
 
 def sqlite_json_default() -> Callable[[Any], Any] | None:

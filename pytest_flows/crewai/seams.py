@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_flows.crewai import compat
 from pytest_flows.seams import Registry, Seam, check, framework_versions
 
 __all__ = ["SEAMS", "check_patch_points"]
@@ -186,16 +187,23 @@ LLM = (
         )
         for name, params in _LLM_CALLS.items()
     ),
-    Seam(
-        f"{_BASE_LLM}._wrap_call_method",
-        "read",
-        "a method marked _crewai_rate_limit_wrapped is not wrapped in a real-time retry",
-        source=("_crewai_rate_limit_wrapped",),
-    ),
-    Seam(
-        "crewai.llms.retry:_retry_after_seconds",
-        "call",
-        "the fake reads a Retry-After hint as crewai does",
+    # crewai < 1.15.23 has no rate-limit retry (one attempt): nothing to opt out of.
+    *(
+        (
+            Seam(
+                f"{_BASE_LLM}._wrap_call_method",
+                "read",
+                "a method marked _crewai_rate_limit_wrapped is not wrapped in a real-time retry",
+                source=("_crewai_rate_limit_wrapped",),
+            ),
+            Seam(
+                "crewai.llms.retry:_retry_after_seconds",
+                "call",
+                "the fake reads a Retry-After hint as crewai does",
+            ),
+        )
+        if compat.HAS_RATE_LIMIT_RETRY
+        else ()
     ),
     Seam(
         "crewai.llm:LLM.__new__",
@@ -285,16 +293,22 @@ STORE = (
         "call",
         "flow_store encodes states as SQLiteFlowPersistence does",
     ),
-    Seam(
-        "crewai.flow.persistence.sqlite:_json_default",
-        "call",
-        "flow_store encodes states as SQLiteFlowPersistence does",
+    *(
+        (
+            Seam(
+                "crewai.flow.persistence.sqlite:_json_default",
+                "call",
+                "flow_store encodes states as SQLiteFlowPersistence does",
+            ),
+        )
+        if compat.HAS_SQLITE_JSON_DEFAULT
+        else ()  # crewai < 1.15.23: json.dumps without a default
     ),
     Seam(
         f"{_SQLITE}._save_state_sql",
         "read",
         "the codec flow_store mirrors",
-        source=("json.dumps(state_dict, default=_json_default)",),
+        source=(compat.SQLITE_ENCODE_CALL,),
     ),
     *(
         Seam(
