@@ -1,0 +1,174 @@
+"""pytest_flows.crewai.compat: each branch, on the installed crewai and as an older one."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytest.importorskip("crewai")
+
+from crewai.events.event_bus import CrewAIEventsBus, crewai_event_bus
+from crewai.events.types.flow_events import FlowStartedEvent
+from crewai.flow.persistence import sqlite
+
+from pytest_flows.crewai import compat
+
+
+@pytest.fixture
+def as_older_crewai(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Reload compat as if the given crewai modules/attributes did not exist."""
+    real_find_spec = importlib.util.find_spec
+
+    def older(*missing_modules: str, missing_json_default: bool = False) -> ModuleType:
+        def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
+            if name in missing_modules:
+                return None
+            return real_find_spec(name, *args, **kwargs)
+
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+        # the fallback publishes from the bus: put the real method back afterwards
+        monkeypatch.setattr(CrewAIEventsBus, "_prepare_event", CrewAIEventsBus._prepare_event)
+        if missing_json_default:
+            monkeypatch.delattr(sqlite, "_json_default", raising=False)
+        return importlib.reload(compat)
+
+    yield older
+    monkeypatch.undo()
+    importlib.reload(compat)  # back to the installed crewai's names
+
+
+# -- on the installed crewai -------------------------------------------------------------
+
+
+def test_the_installed_crewai_is_used_where_it_has_the_feature() -> None:
+    if compat.HAS_STREAM_CONTEXT:
+        from crewai.events import stream_context
+
+        assert compat.add_stream_sink is stream_context.add_stream_sink
+    if compat.HAS_RATE_LIMIT_RETRY:
+        from crewai.llms import retry
+
+        assert compat.run_with_rate_limit_retry is retry.run_with_rate_limit_retry
+    if compat.HAS_SQLITE_JSON_DEFAULT:
+        assert compat.sqlite_json_default() is sqlite._json_default
+    source = inspect.getsource(sqlite.SQLiteFlowPersistence._save_state_sql)
+    assert compat.SQLITE_ENCODE_CALL in source
+
+
+def test_a_sink_added_in_this_context_sees_each_emitted_event() -> None:
+    seen: list[Any] = []
+    token = compat.add_stream_sink(lambda source, event: seen.append(event))
+    try:
+        crewai_event_bus.emit(None, FlowStartedEvent(flow_name="SinkFlow", inputs=None))
+    finally:
+        compat.reset_stream_sinks(token)
+    crewai_event_bus.emit(None, FlowStartedEvent(flow_name="AfterReset", inputs=None))
+    assert [e.flow_name for e in seen] == ["SinkFlow"]
+    assert seen[0].emission_sequence >= 1  # published after the bus numbered it
+
+
+# -- as crewai 1.14 (no stream_context) -----------------------------------------------------
+
+
+def test_without_stream_context_the_bus_publishes_to_the_own_registry(
+    as_older_crewai: Any,
+) -> None:
+    older = as_older_crewai("crewai.events.stream_context")
+    assert older.HAS_STREAM_CONTEXT is False
+    assert older.add_stream_sink is older._own_add_stream_sink
+    assert getattr(CrewAIEventsBus._prepare_event, "_pytest_flows_publishes", False)
+    seen: list[Any] = []
+    token = older.add_stream_sink(lambda source, event: seen.append((source, event)))
+    try:
+        crewai_event_bus.emit("a source", FlowStartedEvent(flow_name="OldFlow", inputs=None))
+    finally:
+        older.reset_stream_sinks(token)
+    crewai_event_bus.emit("a source", FlowStartedEvent(flow_name="Unheard", inputs=None))
+    assert [(s, e.flow_name) for s, e in seen] == [("a source", "OldFlow")]
+
+
+def test_the_publishing_wrapper_is_applied_once_and_runs_after_prepare() -> None:
+    calls: list[str] = []
+
+    def prepare(bus: Any, source: Any, event: Any) -> None:
+        calls.append("prepare")
+
+    wrapped = compat.publishing(prepare)
+    assert compat.publishing(wrapped) is wrapped
+    token = compat._own_add_stream_sink(lambda source, event: calls.append(f"sink {event}"))
+    try:
+        wrapped(None, None, "e1")
+    finally:
+        compat._own_reset_stream_sinks(token)
+    assert calls == ["prepare", "sink e1"]
+
+
+# -- as crewai < 1.15.23 (no rate-limit retry, no json default) -------------------------------
+
+
+def test_without_the_retry_module_a_call_is_attempted_once(as_older_crewai: Any) -> None:
+    older = as_older_crewai("crewai.llms.retry")
+    assert older.HAS_RATE_LIMIT_RETRY is False
+    attempts: list[int] = []
+
+    def failing() -> None:
+        attempts.append(1)
+        raise RuntimeError("429 rate limit")
+
+    def never_sleep(_: float) -> None:
+        raise AssertionError("crewai < 1.15.23 does not sleep between attempts")
+
+    with pytest.raises(RuntimeError, match="429"):
+        older.run_with_rate_limit_retry(failing, sleep=never_sleep)
+    assert attempts == [1]
+
+    async def answer() -> str:
+        return "ok"
+
+    assert asyncio.run(older.arun_with_rate_limit_retry(answer, sleep=None)) == "ok"
+    assert older.retry_after_seconds(RuntimeError("retry after 5")) is None
+    with pytest.raises(RuntimeError, match="does not retry rate-limited LLM calls"):
+        older.get_retry_delay_seconds(1)
+
+
+def test_without_a_json_default_states_encode_with_plain_json(as_older_crewai: Any) -> None:
+    older = as_older_crewai(missing_json_default=True)
+    assert older.HAS_SQLITE_JSON_DEFAULT is False
+    assert older.sqlite_json_default() is None
+    assert older.SQLITE_ENCODE_CALL == "json.dumps(state_dict)"
+
+
+# -- as crewai 1.14 (features new in 1.15.0) ---------------------------------------------------
+
+
+def test_features_new_in_1_15_are_absent_on_older_crewai(as_older_crewai: Any) -> None:
+    older = as_older_crewai(
+        "crewai.flow.runtime._actions", "crewai.flow.conversational_mixin", "crewai.execution"
+    )
+    assert older.agent_action() is None
+    assert older.conversational_mixin() is None
+    assert older.execution_uuid_fields() == {}
+
+
+def test_features_of_1_15_are_found_on_it() -> None:
+    if importlib.util.find_spec("crewai.execution") is None:
+        pytest.skip("this crewai predates crewai.execution")
+    assert set(compat.execution_uuid_fields()) == {"execution_uuid"}
+    assert compat.agent_action() is not None
+    assert compat.conversational_mixin() is not None
+
+
+def test_a_missing_event_class_has_a_stand_in_nothing_is_an_instance_of() -> None:
+    stand_in = compat._NeverEmitted
+    assert not isinstance(FlowStartedEvent(flow_name="x", inputs=None), stand_in)
+    from crewai.events.types import flow_events
+
+    expected = getattr(flow_events, "FlowFailedEvent", stand_in)
+    assert compat.FlowFailedEvent is expected
