@@ -156,3 +156,20 @@ def test_a_type_removed_from_the_allow_list_is_codec(project: pytest.Pytester) -
             "*keep the old types importable and allowed*",
         ]
     )
+
+
+def test_goldens_are_the_same_bytes_across_runs_hash_seeds_and_xdist(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = golden_file(project).read_bytes()
+    # the checkpoint directory is the test's tmp_path: no path of it is recorded
+    assert str(project.path.parent) not in first.decode("utf-8")
+    project.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update").assert_outcomes(
+        passed=1
+    )
+    assert golden_file(project).read_bytes() == first
+    monkeypatch.setenv("PYTHONHASHSEED", "4242")
+    project.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "xdist", "-n", "2", "--flows-golden-update"
+    ).assert_outcomes(passed=1)
+    assert golden_file(project).read_bytes() == first
