@@ -14,7 +14,6 @@ Request keys: ``caller`` has ``tool``, ``flow`` (the workflow's name) and
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -24,7 +23,7 @@ from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.seams import SEAMS
 from pytest_flows.tool_script import FakeTools
 
-__all__ = ["check_tool_seams", "install"]
+__all__ = ["install"]
 
 
 def _where() -> dict[str, Any]:
@@ -53,16 +52,3 @@ def install(fake: FakeTools) -> Iterator[None]:
 
     with SEAMS["agent_framework:FunctionTool._invoke_function"].replace(_invoke_function):
         yield
-
-
-def check_tool_seams() -> None:
-    """Raise AssertionError if ``FunctionTool.invoke`` no longer runs the body through
-    ``_invoke_function(call_kwargs)``."""
-    params = list(inspect.signature(FunctionTool._invoke_function).parameters)
-    if params != ["self", "call_kwargs"] or "self._invoke_function(" not in inspect.getsource(
-        FunctionTool.invoke
-    ):
-        raise AssertionError(
-            "pytest-flows' agent_framework tool seam moved (agent-framework upgrade?): "
-            f"FunctionTool._invoke_function{params} is no longer what invoke() calls"
-        )

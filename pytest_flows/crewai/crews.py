@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import inspect
 import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -125,21 +124,6 @@ def _refuse_sync_kickoff_in_loop(crew: Any) -> None:
         "does: an async flow method must `await crew.kickoff_async()` (or akickoff())."
     )
     raise error
-
-
-def check_crew_seams() -> None:
-    """Raise AssertionError naming the crewai behaviour fake_crews mimics that moved."""
-    problems = []
-    if "invoked synchronously from within a running" not in inspect.getsource(
-        Agent._execute_without_timeout
-    ):
-        problems.append("Agent._execute_without_timeout no longer refuses a sync kickoff in a loop")
-    if "asyncio.to_thread(self.kickoff" not in inspect.getsource(Crew.kickoff_async):
-        problems.append("Crew.kickoff_async no longer runs kickoff on a worker thread")
-    if problems:
-        raise AssertionError(
-            "pytest-flows' crewai crew seams moved (crewai upgrade?): " + "; ".join(problems)
-        )
 
 
 @contextlib.contextmanager

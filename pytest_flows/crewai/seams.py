@@ -25,6 +25,7 @@ _MIXIN = "crewai.flow.conversational_mixin:_ConversationalMixin"
 _SQLITE = "crewai.flow.persistence.sqlite:SQLiteFlowPersistence"
 _JSON_PROVIDER = "crewai.state.provider.json_provider:JsonProvider"
 _SQLITE_PROVIDER = "crewai.state.provider.sqlite_provider:SqliteProvider"
+_TOOL = "crewai.tools.base_tool"
 
 
 def _has_fields(*names: str) -> Any:
@@ -354,18 +355,48 @@ STORE = (
 
 # -- fake_crews, fake_tools (crewai/crews.py, tools.py) and the adapter's set-up ----------
 CREWS = (
-    *(
-        Seam(f"crewai.crew:Crew.{name}", "patch", "fake_crews answers crew kickoffs")
-        for name in ("kickoff", "kickoff_async", "akickoff")
+    Seam("crewai.crew:Crew.kickoff", "patch", "fake_crews answers crew kickoffs"),
+    Seam("crewai.crew:Crew.akickoff", "patch", "fake_crews answers crew kickoffs"),
+    Seam(
+        "crewai.crew:Crew.kickoff_async",
+        "patch",
+        "fake_crews answers crew kickoffs, on a worker thread as crewai does",
+        source=("asyncio.to_thread(self.kickoff",),
     ),
     Seam(
         "crewai.agent.core:Agent.kickoff_async",
         "patch",
         "fake_crews answers declarative agent steps",
     ),
-    Seam("crewai.tools.base_tool:Tool.run", "patch", "fake_tools runs Tool through BaseTool.run"),
-    Seam("crewai.tools.base_tool:BaseTool._run", "patch", "fake_tools wraps each tool's body"),
-    Seam("crewai.tools.base_tool:BaseTool._arun", "patch", "fake_tools wraps each tool's body"),
+    Seam(
+        "crewai.agent.core:Agent._execute_without_timeout",
+        "read",
+        "a scripted sync kickoff in a running loop fails as crewai's real one does",
+        source=("invoked synchronously from within a running",),
+    ),
+    Seam(
+        f"{_TOOL}:Tool.run",
+        "patch",
+        "fake_tools runs Tool through BaseTool.run (the same steps, with self.func)",
+        source=("self._claim_usage()", "self.func("),
+    ),
+    Seam(
+        f"{_TOOL}:BaseTool.run",
+        "read",
+        "a tool run claims a use, then calls self._run",
+        source=("self._claim_usage()", "self._run("),
+    ),
+    Seam(
+        f"{_TOOL}:BaseTool.arun", "read", "an async run calls self._arun", source=("self._arun(",)
+    ),
+    Seam(f"{_TOOL}:BaseTool._run", "patch", "fake_tools wraps each tool's body"),
+    Seam(f"{_TOOL}:BaseTool._arun", "patch", "fake_tools wraps each tool's body"),
+    Seam(
+        f"{_TOOL}:Tool._run",
+        "read",
+        "a Tool's body is its func",
+        source=("return self.func(",),
+    ),
     Seam(
         "crewai.state.checkpoint_listener:_ensure_handlers_registered",
         "call",
@@ -384,16 +415,11 @@ SEAMS = Registry("crewai", __name__, *RUNTIME, *LLM, *HUMAN, *STORE, *CREWS)
 def check_patch_points() -> None:
     """Raise :class:`~pytest_flows.seams.SeamsMoved` naming every crewai seam that moved.
 
-    Covers every declaration above, the behaviour checks of the crew and tool
-    fakes and the stdlib's seams, so one call vets every patch a crewai test gets.
+    Covers every declaration above and the stdlib's seams, so one call vets every
+    patch a crewai test gets.
     """
     from pytest_flows._stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("crewai")
     check(SEAMS, owner="crewai", installed=installed, supported=supported)
     check_stdlib_seams()
-    from pytest_flows.crewai.crews import check_crew_seams
-    from pytest_flows.crewai.tools import check_tool_seams
-
-    check_crew_seams()
-    check_tool_seams()

@@ -12,11 +12,10 @@ exactly as the real tool's result would be.
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from crewai.tools.base_tool import BaseTool, Tool
+from crewai.tools.base_tool import BaseTool
 
 from pytest_flows.crewai import callers
 from pytest_flows.crewai.seams import SEAMS
@@ -25,7 +24,7 @@ from pytest_flows.tool_script import FakeTools
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = ["FakeTools", "check_tool_seams", "install"]
+__all__ = ["FakeTools", "install"]
 
 _BASE = "crewai.tools.base_tool"
 
@@ -84,22 +83,3 @@ def install(session: FlowsSession, fake: FakeTools) -> Iterator[None]:
                     SEAMS[f"{_BASE}:BaseTool.{name}"].shadow(cls, wrap(fake, original))
                 )
         yield
-
-
-def check_tool_seams() -> None:
-    """Raise AssertionError naming the crewai tool seam ``fake_tools`` relies on that moved."""
-    problems = []
-    run = inspect.getsource(BaseTool.run)
-    if "self._claim_usage()" not in run or "self._run(" not in run:
-        problems.append("BaseTool.run no longer claims a use, then calls self._run")
-    if "return self.func(" not in inspect.getsource(Tool._run):
-        problems.append("Tool._run no longer just calls self.func")
-    tool_run = inspect.getsource(Tool.run)
-    if "self._claim_usage()" not in tool_run or "self.func(" not in tool_run:
-        problems.append("Tool.run is no longer BaseTool.run with self.func for self._run")
-    if "self._arun(" not in inspect.getsource(BaseTool.arun):
-        problems.append("BaseTool.arun no longer calls self._arun")
-    if problems:
-        raise AssertionError(
-            "pytest-flows' crewai tool seams moved (crewai upgrade?): " + "; ".join(problems)
-        )
