@@ -17,7 +17,6 @@ trace shows both.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -273,14 +272,6 @@ def _check_seeds(seeds: Iterable[int]) -> tuple[int, ...]:
     return chosen
 
 
-@contextlib.contextmanager
-def _reseeded(flows: FlowsSession, seed: int) -> Iterator[None]:
-    from pytest_flows.seeding import reseeded
-
-    with reseeded(flows.scheduler, seed):
-        yield
-
-
 def _by_seed(
     flows: FlowsSession,
     fresh: Any,
@@ -288,15 +279,11 @@ def _by_seed(
     kwargs: dict[str, Any],
     chosen: tuple[int, ...],
 ) -> RaceOutcomes:
-    runs: dict[int, FlowRun] = {}
-    results: dict[int, list[RaceResult]] = {}
-    grouped: dict[str, list[int]] = {}
-    for seed in chosen:
-        with _reseeded(flows, seed):
-            run = flows.run(fresh(), *args, raise_on_error=False, **kwargs)
-        found = races(run)
-        runs[seed] = run
-        results[seed] = found
-        grouped.setdefault(_outcome_text(run, found), []).append(seed)
+    from pytest_flows.seeding import runs_by_seed
+
+    runs, grouped = runs_by_seed(
+        flows, fresh, chosen, lambda run: _outcome_text(run, races(run)), args, kwargs
+    )
+    results = {seed: races(run) for seed, run in runs.items()}
     outcomes = {text: tuple(grouped[text]) for text in sorted(grouped)}
     return RaceOutcomes(seeds=chosen, runs=runs, outcomes=outcomes, results=results)

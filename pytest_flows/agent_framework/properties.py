@@ -29,7 +29,7 @@ from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
 from pytest_flows.codec import differences
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import Normalizer
-from pytest_flows.seeding import reseeded
+from pytest_flows.seeding import reseeded, runs_by_seed
 from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
@@ -436,15 +436,14 @@ def explore_seeds(
             "explore_seeds(flows, build, message) needs build, a function that returns a "
             f"fresh workflow each call, got {build!r}."
         )
-    outcomes: dict[str, list[int]] = {}
-    runs: dict[int, WorkflowRun] = {}
-    for seed in seeds:
-        with seeded(flows, seed):
-            run = flows.run(build(), *args, raise_on_error=False, **kwargs)
+
+    def outcome(run: Any) -> str:
         if not isinstance(run, WorkflowRun):
             raise FlowsUsageError("explore_seeds() works on Agent Framework workflows")
-        runs[seed] = run
-        outcomes.setdefault(_outcome_text(run), []).append(seed)
+        return _outcome_text(run)
+
+    found, outcomes = runs_by_seed(flows, build, seeds, outcome, args, kwargs)
+    runs = {seed: run for seed, run in found.items() if isinstance(run, WorkflowRun)}
     if not runs:
         raise FlowsUsageError("explore_seeds(..., seeds=...) got no seeds; pass e.g. range(16)")
     return SeedExploration(outcomes, runs)
