@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from pytest_flows import loop as _loop
 from pytest_flows import usage
 from pytest_flows._durations import check_duration
-from pytest_flows.script import Exchange, Match, Request, Script, Times, code, short
+from pytest_flows.script import Exchange, Match, Request, ScriptedFake, Times, code, short
 from pytest_flows.threads import sleep_on
 from pytest_flows.trace import TraceEvent, render_value
 
@@ -147,18 +147,11 @@ class CrewRule:
         return self
 
 
-class FakeCrews:
+class FakeCrews(ScriptedFake):
     """Scripted crew results (the ``fake_crews`` fixture)."""
 
     def __init__(self, session: FlowsSession | None = None) -> None:
-        self.session = session
-        self.script = Script(
-            fixture=_FIXTURE,
-            noun="crew kickoff",
-            reply_noun="crew result",
-            suggest=_suggest,
-            describe=_describe,
-        )
+        super().__init__(session, _FIXTURE, "crew kickoff", "crew result", _suggest, _describe)
 
     # -- scripting -------------------------------------------------------------
     def reply(
@@ -258,10 +251,6 @@ class FakeCrews:
             for exchange in self.script.exchanges
             if crew is None or exchange.caller.get("crew") == crew
         ]
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted results nobody used."""
-        self.script.check_unused = False
 
     def take(self, request: Request) -> tuple[Exchange, Any]:
         exchange = self.script.take(request)

@@ -27,6 +27,7 @@ from pytest_flows.script import (
     Match,
     Request,
     Script,
+    ScriptedFake,
     ScriptError,
     ScriptReplyError,
     Times,
@@ -161,18 +162,11 @@ class HumanRule:
         return self
 
 
-class ScriptedHuman:
+class ScriptedHuman(ScriptedFake):
     """Scripted human answers (the ``human`` fixture)."""
 
     def __init__(self, session: FlowsSession | None = None) -> None:
-        self.session = session
-        self.script = Script(
-            fixture=_FIXTURE,
-            noun="human request",
-            reply_noun="answer",
-            suggest=_suggest,
-            describe=_describe,
-        )
+        super().__init__(session, _FIXTURE, "human request", "answer", _suggest, _describe)
         self._outcomes: dict[tuple[int, str], list[str]] = {}
         self._lock = threading.Lock()
 
@@ -281,10 +275,6 @@ class ScriptedHuman:
     def requests(self) -> list[Exchange]:
         """Every request so far (``.caller``, ``.prompt`` = the message, ``.reply``)."""
         return list(self.script.exchanges)
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted answers nobody used."""
-        self.script.check_unused = False
 
     def resume(self, paused: Any, feedback: str = "", *, outcome: str | None = None) -> FlowRun:
         """Resume a paused flow with ``feedback``; returns the resumed run.

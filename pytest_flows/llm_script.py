@@ -33,7 +33,7 @@ from pytest_flows.script import (
     Exchange,
     Match,
     Request,
-    Script,
+    ScriptedFake,
     ScriptReplyError,
     Times,
     code,
@@ -186,17 +186,13 @@ class LLMRule:
         return self
 
 
-class LLMScript:
+class LLMScript(ScriptedFake):
     """What a test scripts for the LLM, and the ledger of every call."""
 
     def __init__(self) -> None:
-        self.script = Script(
-            fixture=_FIXTURE,
-            noun="LLM call",
-            reply_noun="reply",
-            suggest=suggest,
-            describe=describe,
-        )
+        # No session: the script is the same in every framework; each adapter's
+        # bind_llm gives its calls virtual time and a trace.
+        super().__init__(None, _FIXTURE, "LLM call", "reply", suggest, describe)
         #: Models (None: every model) answered as if they had no native function calling.
         self.text_tool_models: set[str | None] = set()
         #: framework -> f(model) giving that framework's LLM object on this script;
@@ -337,10 +333,6 @@ class LLMScript:
             ),
             noun="tool call",
         )
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted replies nobody used."""
-        self.script.check_unused = False
 
     def text_tools(self, model: str | None = None) -> LLMScript:
         """Answer like a model without native function calling (all, or ``model`` only).

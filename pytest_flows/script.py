@@ -26,11 +26,14 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pytest
 
 from pytest_flows.errors import FlowsUsageError
+
+if TYPE_CHECKING:
+    from pytest_flows.session import FlowsSession
 
 __all__ = [
     "ALWAYS",
@@ -498,3 +501,26 @@ class Script:
             f"({self.fixture}.allow_unused() relaxes this check for the whole test)."
         )
         raise UnusedReplies("\n".join(lines), unused)
+
+
+class ScriptedFake:
+    """A fake answered from one :class:`Script`, the ledger its fixture verifies at
+    teardown (``fake_llm``, ``fake_tools``, ``fake_crews``, ``human``)."""
+
+    def __init__(
+        self,
+        session: FlowsSession | None,
+        fixture: str,
+        noun: str,
+        reply_noun: str,
+        suggest: Callable[[Request], str],
+        describe: Callable[[Request], list[str]],
+    ) -> None:
+        self.session = session
+        self.script = Script(
+            fixture=fixture, noun=noun, reply_noun=reply_noun, suggest=suggest, describe=describe
+        )
+
+    def allow_unused(self) -> None:
+        """Don't fail this test for scripted replies nobody used."""
+        self.script.check_unused = False

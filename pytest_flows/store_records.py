@@ -130,6 +130,13 @@ def _json_object(raw: str, what: str) -> dict[str, Any]:
     return result
 
 
+def _stored_state(raw: str, what: str, state_id: str) -> dict[str, Any]:
+    result: dict[str, Any] = decode_stored(
+        raw, what, need=lambda value: _state_shape(value, state_id)
+    )
+    return result
+
+
 def _state_shape(value: Any, state_id: str | None = None) -> str | None:
     if not isinstance(value, dict):
         return f"it is a JSON {type(value).__name__}, not an object of state fields"
@@ -157,10 +164,7 @@ class StateSave:
     def snapshot(self) -> dict[str, Any]:
         """The stored state, decoded (what a load returns)."""
         what = f"the save {self.index} of state id {self.state_id!r} (after {self.method!r})"
-        result: dict[str, Any] = decode_stored(
-            self.raw, what, need=lambda value: _state_shape(value, self.state_id)
-        )
-        return result
+        return _stored_state(self.raw, what, self.state_id)
 
     def __repr__(self) -> str:
         return f"<StateSave {self.state_id!r} #{self.index} after {self.method!r}>"
@@ -185,10 +189,7 @@ class PendingFeedback:
     @property
     def snapshot(self) -> dict[str, Any]:
         what = f"the pending-feedback state of state id {self.state_id!r}"
-        result: dict[str, Any] = decode_stored(
-            self.raw_state, what, need=lambda value: _state_shape(value, self.state_id)
-        )
-        return result
+        return _stored_state(self.raw_state, what, self.state_id)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows import loop as _loop
 from pytest_flows._durations import check_duration
-from pytest_flows.script import Exchange, Match, Request, Script, Times, code, short
+from pytest_flows.script import Exchange, Match, Request, ScriptedFake, Times, code, short
 from pytest_flows.threads import sleep_on
 from pytest_flows.trajectory import Calls
 
@@ -93,18 +93,11 @@ class ToolRule:
         return self
 
 
-class FakeTools:
+class FakeTools(ScriptedFake):
     """Scripted tool results (the ``fake_tools`` fixture)."""
 
     def __init__(self, session: FlowsSession | None = None) -> None:
-        self.session = session
-        self.script = Script(
-            fixture=_FIXTURE,
-            noun="tool call",
-            reply_noun="tool result",
-            suggest=_suggest,
-            describe=_describe,
-        )
+        super().__init__(session, _FIXTURE, "tool call", "tool result", _suggest, _describe)
         self._strict = False
 
     # -- scripting -------------------------------------------------------------
@@ -166,10 +159,6 @@ class FakeTools:
     def calls(self) -> Calls[Exchange]:
         """Every tool call (scripted or real), in order; ``calls.match([...])`` as a trajectory."""
         return Calls(self.script.exchanges, noun="tool call")
-
-    def allow_unused(self) -> None:
-        """Don't fail this test for scripted results nobody used."""
-        self.script.check_unused = False
 
     # -- answering (called by the patched tool bodies) -------------------------------------
     def _request(
