@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_flows.adapters import AdapterBase, AdapterSpec, register_adapter
+    from pytest_flows.crew_script import FakeCrews
     from pytest_flows.errors import (
         FlowsDeadlockError,
         FlowsError,
@@ -95,6 +96,7 @@ _EXPORTS = {
     # the fixtures' types
     "LLMScript": "pytest_flows.llm_script",
     "FakeTools": "pytest_flows.tool_script",
+    "FakeCrews": "pytest_flows.crew_script",
     "ScriptedHuman": "pytest_flows.human_script",
     "FlowStore": "pytest_flows.store",
     "Recording": "pytest_flows.recording",
@@ -169,6 +171,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "CheckpointRoundTrip",
     "CrashPoint",
+    "FakeCrews",
     "FakeTools",
     "FlowRun",
     "FlowStore",

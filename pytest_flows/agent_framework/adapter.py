@@ -246,7 +246,7 @@ class AgentFrameworkAdapter(AdapterBase):
 
         run = WorkflowRun(flow=workflow)
         name = workflow.name or "workflow"
-        tracer = WorkflowTracer(session.record, name)
+        tracer = WorkflowTracer(self.trace_sink(session), name)
         running = current_workflow.set(workflow)
         tracing = active_tracer.set(tracer)
         reporting = run_reports_refusals.set(True)

@@ -8,12 +8,12 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.flow.flow import Flow
 
 from pytest_flows.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.bus_handlers import scoped_handlers
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.kickoff_args import (
     check_kickoff_args,
     check_state_inputs,
@@ -73,7 +73,7 @@ class CrewAIAdapter(AdapterBase):
     def activate(self, session: FlowsSession) -> Iterator[None]:
         from crewai.events.event_bus import crewai_event_bus
 
-        recorder = CrewAITraceRecorder(session.record)
+        recorder = CrewAITraceRecorder(self.trace_sink(session))
         # crewai keeps one RuntimeState per context that every flow joins; one
         # left by an earlier test must not leak into this one, nor this one out.
         crewai_event_bus.reset_runtime_state()
