@@ -15,14 +15,6 @@ from pytest_flows.script import Request, ScriptError, ScriptReplyError
 from pytest_flows.trace import render_value
 
 
-def is_tool_call_list(value: Any) -> bool:
-    return (
-        isinstance(value, list | tuple)
-        and bool(value)
-        and all(isinstance(v, ToolCall) for v in value)
-    )
-
-
 def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
