@@ -107,7 +107,12 @@ class Seam:
     def shadow(self, obj: Any, value: Any) -> contextlib.AbstractContextManager[None]:
         """Replace this seam's attribute on ``obj`` only: an instance, or a subclass of
         the owner (the owner's own attribute is left alone)."""
-        return replaced(obj, self.owner_and_name[1], value)
+        return replaced(obj, self.name, value)
+
+    @property
+    def name(self) -> str:
+        """The attribute's name (the last part of the target)."""
+        return self.target.rpartition(".")[2].rpartition(":")[2]
 
 
 class Registry:

@@ -175,3 +175,11 @@ def test_thread_start_is_patched_once_for_the_scheduler_and_context_inheritance(
         assert threading.Thread.start is _stdlib_seams._start  # still inheriting
     assert threading.Thread.start is real_start
     assert threading.Lock is real_lock
+
+
+def test_a_shadow_names_the_attribute_without_importing_the_owner() -> None:
+    seam = Seam("not_a_module_anywhere:Owner.method", "patch", "why")
+    obj = types.SimpleNamespace()
+    with seam.shadow(obj, "shadowed"):
+        assert obj.method == "shadowed"
+    assert not hasattr(obj, "method")

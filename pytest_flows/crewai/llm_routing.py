@@ -61,7 +61,7 @@ def route_existing(fake: Any) -> Iterator[None]:
                     stack.enter_context(seam.shadow(cls, _routed(fake, name)))
             for target, value in _CAPABILITIES:
                 seam = SEAMS[target]
-                if seam.owner_and_name[1] in cls.__dict__:
+                if seam.name in cls.__dict__:
                     stack.enter_context(seam.shadow(cls, value))
         yield
 
