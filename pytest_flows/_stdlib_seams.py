@@ -34,6 +34,8 @@ from pytest_flows.seams import Registry, Seam, check
 from pytest_flows.threads import (
     FlowsAborted,
     Participant,
+    _by_thread,
+    _get_ident,
     _real_lock,
     _real_sleep,
     _real_thread_start,
@@ -55,6 +57,16 @@ class SchedLock:
         self._real = _real_lock()
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if timeout == -1:
+            # The hot path (an uncontended lock in a plain thread or at seed 0, where
+            # taking a free lock is never a switch point), inlined: Conditions, Futures
+            # and RLocks come through here hundreds of times a run.
+            stack = _by_thread.get(_get_ident())
+            if not stack or stack[-1].sched.seed == 0:
+                if self._real.acquire(False):
+                    return True
+                if not blocking:
+                    return False
         me = current()
         if me is None:
             if me is None and timeout == -1:
@@ -86,7 +98,8 @@ class SchedLock:
 
     def release(self) -> None:
         self._real.release()
-        if current() is None:
+        stack = _by_thread.get(_get_ident())
+        if not stack or (stack[-1].let_go and current() is None):  # from outside the flow
             _poke_idle()
 
     def locked(self) -> bool:
@@ -231,6 +244,12 @@ SEAMS = Registry(
         Seam(f"{module}:{name}", "patch", _SOCKET_WHY)
         for module in ("_socket", "socket")
         for name in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
+    ),
+    Seam(
+        "concurrent.futures._base:Future.__init__",
+        "read",
+        "crewai's inline bus settles its futures on a real, shared condition (crewai/patches.py)",
+        source=("self._condition = threading.Condition()",),
     ),
     Seam("builtins:input", "patch", "the human fake answers input() in flow code"),
     Seam("uuid:os", "patch", "uuid4() reads os.urandom through it: seeded ids (identity.py)"),

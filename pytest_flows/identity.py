@@ -7,7 +7,6 @@ import contextlib
 import datetime as _dt
 import random
 import re
-import threading
 import time
 import types
 import uuid
@@ -16,6 +15,7 @@ from typing import Any
 
 from pytest_flows import _stdlib_seams
 from pytest_flows.loop import VirtualClock
+from pytest_flows.threads import internal_lock
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 
@@ -43,7 +43,7 @@ class _SeededOs(types.ModuleType):
         super().__init__("os")
         self._real_os = real_os
         self._rng = rng
-        self._lock = threading.Lock()
+        self._lock = internal_lock()
 
     def urandom(self, n: int) -> bytes:
         with self._lock:

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import contextvars
 import datetime as _dt
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -33,6 +32,7 @@ from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows.run import FlowRun
 from pytest_flows.schedule_runs import following_schedule, noted
 from pytest_flows.thread_context import threads_inherit_context
+from pytest_flows.threads import internal_lock
 from pytest_flows.trace import Trace, TraceEvent
 from pytest_flows.usage import collecting, enforced, merged_budget, within_budget
 
@@ -64,7 +64,7 @@ class FlowsSession:
         self.allow_hosts = check_allow_hosts(allow_hosts, "FlowsSession(allow_hosts=...)")
         self.epoch = epoch
         self._events: list[TraceEvent] = []
-        self._events_lock = threading.Lock()
+        self._events_lock = internal_lock()
         self._stack = contextlib.ExitStack()
         self._active: dict[str, Adapter] = {}
         self._bindings: dict[str, Any] = {}

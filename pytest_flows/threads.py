@@ -52,7 +52,26 @@ __all__ = [
 # Real primitives, captured before any patch: the scheduler's own machinery
 # must never route through itself.
 _real_lock = _thread.allocate_lock
+
+
+def internal_lock() -> _thread.LockType:
+    """A lock for the harness's own bookkeeping (ids, the trace, usage).
+
+    Always a real lock, even when made during a run: the runtime has no lock there, so
+    it must not be a switch point (nor a choice an exploration branches on), and it is
+    never held across one.
+    """
+    return _real_lock()
+
+
 _real_sleep = time.sleep
+
+
+def _real_monotonic() -> float:
+    # freezegun swaps any module attribute that is time.monotonic; clock_gettime it leaves.
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
 _get_ident = _thread.get_ident
 
 #: Real seconds to wait for something outside the flow (a thread the test
@@ -530,11 +549,14 @@ class ThreadScheduler:
             if waited >= limit:
                 return self._deadlock(me)
             # Something outside the flow (a socket, a thread of the test) may still
-            # wake a participant: give it real time, and let the clock follow.
+            # wake a participant: give it real time, and let the clock follow by as
+            # much real time as passed (a loaded machine oversleeps).
+            started = _real_monotonic()
             _real_sleep(pause)
-            waited += pause
+            slept = _real_monotonic() - started
+            waited += slept
             if due is not None:
-                self.clock.advance_to(min(due, self.clock.monotonic() + pause))
+                self.clock.advance_to(min(due, self.clock.monotonic() + slept))
             pause = min(pause * 2, 0.002)
 
     def _watches_sockets(self) -> bool:

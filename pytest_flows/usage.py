@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.script import ScriptError
+from pytest_flows.threads import internal_lock
 
 __all__ = [
     "BUDGET_KEYS",
@@ -85,7 +85,7 @@ class _Collector:
         self.clock = clock
         self.budget = budget
         self.started = clock.monotonic() if clock is not None else 0.0
-        self.lock = threading.Lock()
+        self.lock = internal_lock()
 
     def over_budget(self, keys: Iterable[str]) -> BudgetExceeded | None:
         """The run so far against its budget's ``keys`` (a runaway loop stops at the limit)."""

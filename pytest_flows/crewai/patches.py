@@ -10,9 +10,11 @@ human fake's patches are in ``human_patches.py``, flow_store's in ``store_patche
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
 import contextvars
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -37,11 +39,19 @@ __all__ = [
 RaceObserver = Callable[[Any, list[str]], "RaceRecorder"]
 
 
+_SETTLED = threading.Condition(_thread.RLock())
+
+
 class InlineExecutor:
     """Runs event-bus handlers in the emitting thread, in emission order."""
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
+        # Settled before anyone sees it, so nobody ever waits on its condition: a real,
+        # shared one keeps the bus's many calls on these futures from being switch
+        # points (and exploration choices) that exist only because the harness ran
+        # the handler inline.
+        future._condition = _SETTLED  # seam: concurrent.futures._base:Future.__init__
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:

@@ -67,6 +67,12 @@ _FLOW_PRIVATE = ("_definition", "_methods", "_completed_methods", "_is_execution
 # -- the runtime: event bus, races, flow state, the flow's graph -------------------------
 RUNTIME = (
     Seam(
+        "crewai.events.utils.console_formatter:ConsoleFormatter.handle_method_status",
+        "patch",
+        "a quiet run skips drawing the method-status panels nobody prints (shadowed on the "
+        "event listener's formatter)",
+    ),
+    Seam(
         f"{_BUS}._ensure_executor_initialized",
         "call",
         "the bus's background loop is started outside any test (see loop.py)",

@@ -8,7 +8,6 @@ whose context emitted it.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from crewai.events.types.flow_events import (
@@ -23,6 +22,7 @@ from crewai.events.types.flow_events import (
 
 from pytest_flows.crewai import graph, patches
 from pytest_flows.crewai.compat import FlowFailedEvent
+from pytest_flows.threads import internal_lock
 from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["CrewAITraceRecorder"]
@@ -58,7 +58,7 @@ class CrewAITraceRecorder:
 
     def __init__(self, record: Any) -> None:
         self._record = record
-        self._lock = threading.Lock()
+        self._lock = internal_lock()
         # event_id of a MethodExecutionFinishedEvent -> (method, result, is_router)
         self._finished: dict[str, tuple[str, Any, bool]] = {}
         # per flow instance: router label -> the router that chose it last
