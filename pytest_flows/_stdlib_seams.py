@@ -271,6 +271,11 @@ FREEZEGUN = Registry(
     __name__,
     Seam("freezegun.api:ignore_lists", "patch", "only the harness's modules read real time"),
     Seam("freezegun.api:freeze_factories", "patch", "now() follows the virtual clock"),
+    Seam(
+        "freezegun.api:call_stack_inspection_limit",
+        "patch",
+        "only a call's direct caller decides whether it reads real time (pytest, hypothesis)",
+    ),
     Seam("freezegun.api:FakeDatetime", "patch", "renamed while frozen so pickles name datetime"),
     Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
 )

@@ -88,10 +88,10 @@ class _VirtualNow:
         )
 
 
-# pytest's own timing stays real (durations, junit timestamps). Nothing else is
-# listed: freezegun also consults this list for every caller up the stack, and
-# flow code runs a few frames below asyncio, threads and pytest.
+# pytest's own timing stays real (durations, junit timestamps), and so does
+# hypothesis's (its deadline would otherwise count a flow's virtual sleeps).
 _REAL_TIME_MODULES = ["_pytest.timing"]
+_REAL_TIME_CALLERS = ("_pytest.timing", "hypothesis.")
 _REAL = {"monotonic": time.monotonic}
 
 
@@ -103,18 +103,24 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
     freezer.start()
-    # freezegun's default ignore list holds "threading" and "queue": any call made
-    # within five frames of a thread's bootstrap (a sync flow method's body on a
-    # worker thread) would read the real clock. Only ours counts.
-    fz_api.ignore_lists[-1] = tuple(_REAL_TIME_MODULES)
+    # freezegun's default ignore list holds "threading" and "queue", and it looks five
+    # frames up: any call made near a thread's bootstrap (a sync flow method's body on
+    # a worker thread) or in a test body that hypothesis calls would read the real
+    # clock. Only the direct caller counts, and only ours are listed.
+    fz_api.ignore_lists[-1] = _REAL_TIME_CALLERS
     # freezegun reads the newest factory on every call; ours follows the clock.
     factories: list[Any] = fz_api.freeze_factories
     factories[-1] = _VirtualNow(clock, epoch)
     # Loops that are not ours (a library's background loop) keep real time, or
     # their timers would never fire. Deterministic loops override time().
     loop_time = _stdlib_seams.SEAMS["asyncio.base_events:BaseEventLoop.time"]
+    direct_caller_only = _stdlib_seams.FREEZEGUN["freezegun.api:call_stack_inspection_limit"]
     try:
-        with loop_time.replace(_real_loop_time), _pickled_as_real(fz_api):
+        with (
+            loop_time.replace(_real_loop_time),
+            direct_caller_only.replace(1),
+            _pickled_as_real(fz_api),
+        ):
             yield
     finally:
         freezer.stop()

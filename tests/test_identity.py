@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import time
 import uuid
+from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
-from pytest_flows.loop import VirtualClock
+from pytest_flows.loop import VirtualClock, run
 
 
 class Captured(BaseModel):
@@ -51,3 +55,22 @@ def test_normalizer_numbers_ids_in_first_seen_order_and_hides_timestamps() -> No
     assert norm.text(f"{b} then {a} then {b.upper()}") == "<uuid:1> then <uuid:2> then <uuid:1>"
     assert norm.text(a.replace("-", "")) == "<uuid:2>"
     assert norm.text("at 2025-01-01T00:00:30.5+00:00 ok") == "at <ts> ok"
+
+
+# A flow that sleeps 0.5 virtual seconds per example: hypothesis's default deadline
+# (200 ms) must count real time, as it does without the harness (before the fix every
+# example "took 500.00ms"), while the test body still reads the virtual clock.
+@settings(
+    max_examples=3, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.integers(min_value=0, max_value=9))
+def test_hypothesis_deadlines_count_real_time_and_the_body_reads_virtual_time(
+    flows: Any, n: int
+) -> None:
+    async def slow() -> int:
+        await asyncio.to_thread(time.sleep, 0.5)
+        return n
+
+    before = time.perf_counter()
+    assert run(slow(), flows.scheduler) == n
+    assert time.perf_counter() - before == 0.5
