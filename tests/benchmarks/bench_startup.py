@@ -1,0 +1,73 @@
+"""What the plugin adds to a pytest run that uses no flow fixture, side by side.
+
+Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
+
+    .venv/bin/python tests/benchmarks/bench_startup.py [RUNS]
+
+It runs one plain test in fresh interpreters, alternating the default plugin set
+and ``-p no:flows`` (so a busy machine slows both alike), RUNS times each
+(default 40), and prints the medians, the median of the paired differences and
+the import time of pytest_flows' own modules (``-X importtime``; target: the
+plugin adds under 20 ms).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _wall() -> float:
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def _run(cwd: str, extra: list[str], importtime: bool = False) -> tuple[float, str]:
+    command = [sys.executable, *(["-X", "importtime"] if importtime else [])]
+    command += ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py", *extra]
+    started = _wall()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=True)
+    return _wall() - started, done.stderr
+
+
+def _own_import_ms(stderr: str) -> tuple[float, int]:
+    total, count = 0, 0
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "pytest_flows" in line:
+            total += int(line.split("|")[0].split(":")[1])
+            count += 1
+    return total / 1000, count
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "test_plain.py").write_text("def test_plain():\n    assert True\n")
+        _run(tmp, [])  # warm the file cache and the bytecode
+        with_plugin, without, deltas = [], [], []
+        for _ in range(runs):
+            a, _ = _run(tmp, [])
+            b, _ = _run(tmp, ["-p", "no:flows"])
+            with_plugin.append(a)
+            without.append(b)
+            deltas.append(a - b)
+        own = [_own_import_ms(_run(tmp, [], importtime=True)[1]) for _ in range(5)]
+    print(
+        f"pytest start-up, one plain test, {runs} interleaved pairs "
+        f"(Python {sys.version.split()[0]})"
+    )
+    print(
+        f"  default {statistics.median(with_plugin) * 1000:.0f} ms, -p no:flows "
+        f"{statistics.median(without) * 1000:.0f} ms; the plugin adds "
+        f"{statistics.median(deltas) * 1000:+.1f} ms (median of the pairs' differences; "
+        "target < 20 ms)"
+    )
+    ms, modules = min(own)
+    print(f"  pytest_flows' modules at start-up: {modules}, {ms:.1f} ms to import (best of 5)")
+
+
+if __name__ == "__main__":
+    main()
