@@ -82,6 +82,12 @@ class Step:
     reads: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> where
     writes: dict[str, str] = dataclasses.field(default_factory=dict)
     method: str = ""
+    #: Which piece of work of its thread (a pool thread runs one job after another):
+    #: two jobs of one thread are not ordered by the thread, another could run either.
+    task: int = 0
+    #: Steps that happen before this one although they touch nothing in common (the
+    #: step that handed this job to a pool thread, or started this thread).
+    after: tuple[int, ...] = ()
 
 
 class Chooser:
@@ -101,6 +107,35 @@ class Chooser:
         self.loops: set[int] = set()
         #: How to run the flow again (flow class, args, kwargs), when it can be.
         self.rerun: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
+        self._jobs: dict[int, int] = {}  # thread -> its current job (see Step.task)
+        self._parents: dict[int, int] = {}  # thread -> the step that handed it work
+
+    def _step(self, thread: int, choice: int) -> Step:
+        parent = self._parents.pop(thread, None)
+        step = Step(
+            thread=thread,
+            choice=choice,
+            task=self._jobs.get(thread, 0),
+            after=() if parent is None else (parent,),
+        )
+        self.steps.append(step)
+        return step
+
+    def spawned(self, parent: int, child: int) -> None:
+        """Thread ``parent`` handed work to (or started) thread ``child``: what ``child``
+        does next happens after what ``parent`` did so far."""
+        if not self.steps or self.steps[-1].thread != parent:
+            self._step(parent, len(self.choices) - 1)
+        self._parents[child] = len(self.steps) - 1
+
+    def job_started(self, thread: int) -> None:
+        """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
+        self._jobs[thread] = self._jobs.get(thread, 0) + 1
+        step = self.steps[-1] if self.steps else None
+        if step is not None and step.thread == thread and not (step.reads or step.writes):
+            step.task = self._jobs[thread]  # the step that handed it over is the job's
+        else:
+            self._step(thread, len(self.choices) - 1)
 
     def pick(self, kind: str, options: tuple[int, ...]) -> int:
         """The index among ``options`` (seed-0 choice first) this schedule takes here."""
@@ -117,7 +152,7 @@ class Chooser:
             )
         self.choices.append(Choice(kind, options, index, len(self.steps)))
         if kind == "thread":
-            self.steps.append(Step(thread=options[index], choice=at))
+            self._step(options[index], at)
         return index
 
     def access(
@@ -127,8 +162,7 @@ class Chooser:
         names the code doing it when one thread runs several in turn (an event loop)."""
         step = self.steps[-1] if self.steps else None
         if step is None or step.thread != thread or (method and step.method != method):
-            step = Step(thread=thread, choice=len(self.choices) - 1)
-            self.steps.append(step)
+            step = self._step(thread, len(self.choices) - 1)
         step.method = step.method or method or self.methods.get(thread, "")
         (step.writes if write else step.reads).setdefault(key, where)
 

@@ -149,6 +149,7 @@ class Participant:
         "_wake",
         "begun",
         "deadline",
+        "deferred",
         "done",
         "epoch",
         "error",
@@ -185,6 +186,9 @@ class Participant:
         self.priority = 0.0  # seeds other than 0: who runs first among ready threads
         self.idle = False
         self.epoch = 0
+        #: Under a schedule: the loop chose to go on while this thread was ready, so
+        #: the loop's next turns do not offer it again until it blocks (see _choose).
+        self.deferred = False
 
     @property
     def let_go(self) -> bool:
@@ -313,8 +317,14 @@ class ThreadScheduler:
             return
         worker.job = body
         worker.priority = self._rng.random()  # new work, a new draw
+        worker.deferred = False
         if me is not None:
+            self._spawned(me, worker)
             self.switch(me, handoff=worker)
+
+    def _spawned(self, parent: Participant, child: Participant) -> None:
+        if self.chooser is not None and self._aborted is None:
+            self.chooser.spawned(parent.seq, child.seq)
 
     def _work(self, me: Participant) -> None:
         self.begin(me)
@@ -322,6 +332,8 @@ class ThreadScheduler:
             while not me.let_go:
                 job, me.job = me.job, None
                 if job is not None:
+                    if self.chooser is not None and self._aborted is None:
+                        self.chooser.job_started(me.seq)
                     job()
                 with self._mutex:
                     self._idle.append(me)
@@ -361,6 +373,7 @@ class ThreadScheduler:
         finally:
             _by_thread[ident] = stack
         if me is not None:
+            self._spawned(me, child)
             self.switch(me, handoff=child)
 
     def begin(self, p: Participant) -> None:
@@ -402,6 +415,7 @@ class ThreadScheduler:
                 self._check_abort(me)
                 return True  # aborted loops run on as plain loops
             me.ready_when, me.deadline, me.what = ready_when, deadline, what
+            me.deferred = False
             try:
                 nxt = self._next_or_idle(me)
             finally:
@@ -447,16 +461,30 @@ class ThreadScheduler:
         if not others:
             return me
         if self.chooser is not None:
-            default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
             if me.is_loop and handoff is None:
-                # The loop's turn lets the workers go first; that the loop may run
-                # before a worker is the worker's own switch point's choice, so
-                # offering it here too only repeats schedules.
-                return self._chosen(default, others)
+                return self._loop_turn(me, others)
+            default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
             return self._chosen(default, [me, *others])
         if self.seed == 0:
             return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
         return self._pick([me, *others])
+
+    def _loop_turn(self, me: Participant, others: list[Participant]) -> Participant:
+        """The loop's turn under a schedule: a ready worker, or the loop goes on.
+
+        A seed keeps the loop running past a ready worker when the loop's priority is
+        the higher, and then at every turn until the worker blocks: so going on is one
+        choice, and the workers it passed over are not offered again meanwhile.
+        """
+        offered = [p for p in others if not p.deferred]
+        if not offered:
+            return me
+        default = self._seed_zero_choice(me, offered, handoff=None, yielding=False)
+        chosen = self._chosen(default, [me, *offered])
+        if chosen is me:
+            for p in offered:
+                p.deferred = True
+        return chosen
 
     @staticmethod
     def _seed_zero_choice(

@@ -35,8 +35,9 @@ def test_check_then_write_finds_both_outcomes_and_the_conflict(flows: FlowsSessi
     found = explore(flows, CheckThenWrite, max_schedules=300)
     assert found.complete
     items = sorted(o.run.state.items for o in found.outcomes)
-    assert ["left", "right"] in items and ["right", "left"] in items  # both got the slot
-    assert any(len(i) == 1 for i in items)  # the correct outcome is reachable too
+    # Both got the slot (in either order), or one of them did: either may, since the
+    # loop can start the second listener's thread before the first one's runs.
+    assert items == [["left"], ["left", "right"], ["right"], ["right", "left"]]
     fields = {(c.field, c.first, c.second) for c in found.conflicts}
     assert ("state.items", "left", "right") in fields
     _replays(flows, CheckThenWrite, found)
@@ -72,14 +73,17 @@ def test_independent_fields_explore_in_one_schedule(flows: FlowsSession) -> None
 
 def test_three_equal_async_racers_each_win(flows: FlowsSession) -> None:
     found = explore(flows, Three, max_schedules=50)
-    assert found.complete
     assert {race_of(o.run).won for o in found.outcomes} == {"a", "b", "c"}
+    # Which racer's chain finishes first also depends on when crown's pool thread
+    # runs, an order settled in crewAI's loop callbacks the reduction does not see:
+    # the search says it may have missed outcomes rather than claim it is complete.
+    assert not found.complete and "or_ race" in found.caveat
     _replays(flows, Three, found)
 
 
-def test_late_loser_race_is_explored_completely(flows: FlowsSession) -> None:
+def test_late_loser_race_reaches_both_readings_of_the_note(flows: FlowsSession) -> None:
     found = explore(flows, LateLoser, max_schedules=300)
-    assert found.complete
+    assert not found.complete and found.caveat  # see the three racers above
     assert {race_of(o.run).won for o in found.outcomes} == {"fast", "slow"}
     # The bug: crown read the note before or after the losing racer wrote it.
     assert {o.run.state.seen for o in found.outcomes} == {"nothing", "slow was here"}
@@ -103,15 +107,21 @@ def test_the_default_schedule_is_seed_zero(flows: FlowsSession) -> None:
 
 
 def test_exploration_text_is_stable(flows: FlowsSession) -> None:
-    first = explore(flows, Three, max_schedules=50).render()
-    assert first == explore(flows, Three, max_schedules=50).render()
+    first = explore(flows, CheckThenWriteSafe, max_schedules=50).render()
+    assert first == explore(flows, CheckThenWriteSafe, max_schedules=50).render()
     assert first.startswith("Exploration (complete)")
 
 
-@pytest.mark.parametrize("twin", [CheckThenWriteSafe, QuietLoser])
-def test_correct_twins_have_one_outcome_and_no_conflict(flows: FlowsSession, twin: type) -> None:
-    found = explore(flows, twin, max_schedules=1000)
+def test_the_locked_check_then_write_gives_the_slot_to_one(flows: FlowsSession) -> None:
+    found = explore(flows, CheckThenWriteSafe, max_schedules=1000)
     assert found.complete
+    # Either listener may get the slot, never both: the lock keeps the invariant.
+    assert sorted(o.run.state.items for o in found.outcomes) == [["left"], ["right"]]
+    assert found.conflicts == []
+
+
+def test_the_quiet_loser_ends_in_one_state_with_no_conflict(flows: FlowsSession) -> None:
+    found = explore(flows, QuietLoser, max_schedules=1000)
     assert len({o.run.state.model_dump_json(exclude={"id"}) for o in found.outcomes}) == 1
     assert found.conflicts == []
 
