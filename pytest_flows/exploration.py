@@ -141,9 +141,17 @@ class _Node:
 
 
 def _dependent(a: Step, b: Step) -> bool:
-    return bool(
-        a.writes.keys() & (b.reads.keys() | b.writes.keys()) or b.writes.keys() & a.reads.keys()
-    )
+    return _overlap(a.writes, b.reads.keys() | b.writes.keys()) or _overlap(b.writes, a.reads)
+
+
+def _overlap(these: Iterable[str], those: Iterable[str]) -> bool:
+    """Whether a key of one touches a key of the other: the same, or one inside the
+    other (``state.cfg`` holds ``state.cfg.retries``)."""
+    for x in these:
+        for y in those:
+            if x == y or x.startswith(y + ".") or y.startswith(x + "."):
+                return True
+    return False
 
 
 def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:

@@ -69,60 +69,104 @@ def _mutable(value: Any) -> bool:
     return isinstance(value, _MUTABLE) or hasattr(value, "model_fields")
 
 
+def _nested(value: Any) -> bool:
+    """A dict or model inside the state: it gets a view of its own, so its keys and
+    fields are recorded one by one (``state.cfg.retries``), like the state's own."""
+    return isinstance(value, dict) or hasattr(value, "model_fields")
+
+
 class StateView:
-    """Forwards to the flow's state, recording field reads and writes."""
+    """Forwards to the flow's state (or a dict or model inside it), recording reads and
+    writes of each field or key under its path (``state.n``, ``state.cfg.retries``)."""
 
-    __slots__ = ("_flows_state", "_flows_where")
+    __slots__ = ("_flows_path", "_flows_state", "_flows_where")
 
-    def __init__(self, state: Any, where: str) -> None:
+    def __init__(self, state: Any, where: str, path: str = "state") -> None:
         object.__setattr__(self, "_flows_state", state)
         object.__setattr__(self, "_flows_where", where)
+        object.__setattr__(self, "_flows_path", path)
 
     def _note(self, key: str, *, write: bool, value: Any = None) -> None:
+        if not write and _nested(value):
+            return  # reaching into a dict or model: its view records what is done there
         where = self._flows_where
         frame = user_frame(3)
         if frame is not None:
             where = _where(frame)
-        record_access(f"state.{key}", write=write or _mutable(value), where=where)
+        # A list or set read may be mutated in place by the caller: count it as a write.
+        write = write or (_mutable(value) and not _nested(value))
+        path = f"{self._flows_path}.{key}" if key else self._flows_path
+        record_access(path, write=write, where=where)
+
+    def _wrap(self, key: str, value: Any) -> Any:
+        if _nested(value):
+            return StateView(value, self._flows_where, f"{self._flows_path}.{key}")
+        return value
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._flows_state, name)
         if not callable(value) or _mutable(value):
             self._note(name, write=False, value=value)
+            return self._wrap(name, value)
+        if isinstance(self._flows_state, dict):
+            self._note("", write=True)  # update(), pop(), setdefault(): the whole dict
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._note(name, write=True)
-        setattr(self._flows_state, name, value)
+        setattr(self._flows_state, name, _plain(value))
 
     def __getitem__(self, key: Any) -> Any:
         value = self._flows_state[key]
         self._note(str(key), write=False, value=value)
-        return value
+        return self._wrap(str(key), value)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._note(str(key), write=True)
-        self._flows_state[key] = value
+        self._flows_state[key] = _plain(value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._note(str(key), write=True)
+        del self._flows_state[key]
 
     def get(self, key: Any, default: Any = None) -> Any:
         value = self._flows_state.get(key, default)
         self._note(str(key), write=False, value=value)
-        return value
+        return self._wrap(str(key), value)
 
     def __contains__(self, key: Any) -> bool:
         self._note(str(key), write=False)
         return key in self._flows_state
 
+    def _whole(self) -> Any:
+        """Reading every key at once (iterating, comparing, copying) reads the whole."""
+        self._note("", write=False)
+        return self._flows_state
+
     def __iter__(self) -> Any:
-        return iter(self._flows_state)
+        return iter(self._whole())
 
     def __len__(self) -> int:
-        return len(self._flows_state)
+        return len(self._whole())
+
+    def keys(self) -> Any:
+        return self._whole().keys()
+
+    def values(self) -> Any:
+        return self._whole().values()
+
+    def items(self) -> Any:
+        return self._whole().items()
 
     def __eq__(self, other: object) -> bool:
-        return bool(self._flows_state == other)
+        return bool(self._whole() == _plain(other))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return repr(self._flows_state)
+
+
+def _plain(value: Any) -> Any:
+    """What a view stands for: a view never ends up stored inside the state."""
+    return value._flows_state if isinstance(value, StateView) else value
