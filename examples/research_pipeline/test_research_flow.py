@@ -11,6 +11,10 @@ Two ways to test the crew step, both shown here:
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
+import pytest
+from packaging.version import Version
 from research_flow import Brief, ResearchFlow
 
 from pytest_flows import RateLimitError, call_tool
@@ -86,6 +90,10 @@ def test_the_real_crew_on_the_fake_llm(flows, fake_llm):
     assert editor.caller["task"] == "condense"
 
 
+@pytest.mark.skipif(
+    Version(version("crewai")) < Version("1.15.23"),
+    reason="crewai < 1.15.23 does not retry rate-limited LLM calls",
+)
 def test_a_rate_limit_costs_no_wall_time(flows, fake_llm, fake_crews):
     fake_llm.on(agent="Researcher").reply(RateLimitError(retry_after=20))
     script_the_researcher(fake_llm)

@@ -15,6 +15,7 @@ from crewai.events.types.llm_events import LLMStreamChunkEvent
 from crewai.flow.conversational import ConversationConfig
 from crewai.flow.flow import Flow, listen, or_, start
 from crewai.tools import tool
+from crewai_versions import needs_rate_limit_retry
 from pydantic import BaseModel
 
 from pytest_flows.crewai.llm import FakeLLM
@@ -213,6 +214,7 @@ def test_a_provider_error_reaches_the_flow(flows: Any, fake_llm: Any) -> None:
     assert run.trace.of_kind("llm.call")[0].get("error") == "'ProviderError: upstream exploded'"
 
 
+@needs_rate_limit_retry
 def test_a_rate_limit_is_retried_on_virtual_time_as_crewai_would(flows: Any, fake_llm: Any) -> None:
     fake_llm.reply(RateLimitError(), RateLimitError(retry_after=60), {"title": "t", "score": 1})
     started = wall_clock()
@@ -227,6 +229,7 @@ def test_a_rate_limit_is_retried_on_virtual_time_as_crewai_would(flows: Any, fak
     assert [c.error is not None for c in fake_llm.calls] == [True, True, False]
 
 
+@needs_rate_limit_retry
 def test_a_persistent_rate_limit_fails_after_crewais_three_attempts(
     flows: Any, fake_llm: Any
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from crewai.flow.flow import Flow, FlowState, listen, start
 from crewai.state.checkpoint_config import CheckpointConfig
+from crewai_versions import needs_json_default
 from property_flows import (
     BusinessKeyOrder,
     CachedReport,
@@ -92,7 +93,7 @@ def test_an_instance_is_refused_each_run_needs_a_fresh_one(flows, flow_store):
 
 
 # -- (b) fork isolation -----------------------------------------------------------------
-@pytest.mark.parametrize("flow", [OrderFlow, TagModelFlow])
+@pytest.mark.parametrize("flow", [OrderFlow, pytest.param(TagModelFlow, marks=needs_json_default)])
 def test_fork_isolation_passes_on_correct_flows(flows, flow_store, flow):
     check_fork_isolation(flows, flow_store, flow, max_examples=6)
 
@@ -105,6 +106,7 @@ def test_fork_isolation_finds_a_fork_writing_into_the_source(flows, flow_store):
     assert "(new: ['take'])" in message
 
 
+@needs_json_default
 def test_fork_isolation_finds_a_fork_that_does_not_start_from_the_snapshot(flows, flow_store):
     with pytest.raises(AssertionError) as failure:
         check_fork_isolation(flows, flow_store, TagSetFlow, max_examples=6)

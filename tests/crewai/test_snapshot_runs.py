@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from crewai.flow.flow import Flow, listen, start
 from crewai.flow.persistence import persist
+from crewai_versions import needs_json_default, needs_trace_context
 from dispatch_flows import SyncRace
 from pydantic import BaseModel
 from store_flows import EVERY_STEP, ReviewFlow, StepsFlow
@@ -41,14 +42,17 @@ class LedgerFlow(Flow[LedgerState]):
         return f"total={total}"
 
 
+@needs_json_default
 def test_the_trace(flows, snapshot):
     assert flows.run(LedgerFlow).trace == snapshot
 
 
+@needs_json_default
 def test_the_whole_run(flows, snapshot):
     assert flows.run(LedgerFlow) == snapshot
 
 
+@needs_json_default
 def test_the_persisted_history(flows, flow_store, snapshot):
     run = flows.run(LedgerFlow)
     history = flow_store.history(run.state.id)
@@ -59,6 +63,7 @@ def test_the_persisted_history(flows, flow_store, snapshot):
     assert '  tags: ["alpha", "beta", "mu", "zeta"]' in snapshot_text(history)
 
 
+@needs_trace_context
 def test_pending_feedback(flows, flow_store, snapshot):
     paused = flows.run(ReviewFlow)
     assert flow_store.pending(paused.state.id) == snapshot
@@ -70,6 +75,7 @@ def test_checkpoints(flows, flow_store, snapshot):
     assert flow_store.checkpoints() == snapshot
 
 
+@needs_json_default
 def test_a_checkpoint_round_trip(flows, flow_store, snapshot):
     round_trip = checkpoint_round_trip(flows, flow_store, LedgerFlow, checkpoint=1)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from crewai_versions import needs_json_default
 
 FLOWS = """
 from crewai.flow.flow import Flow, listen, or_, start
@@ -98,6 +99,7 @@ def _snapshot_bytes(pytester: pytest.Pytester) -> bytes:
     return (pytester.path / "__snapshots__" / "test_stable.ambr").read_bytes()
 
 
+@needs_json_default
 def test_snapshots_are_byte_identical_across_hash_seeds_workers_and_orders(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,6 +19,7 @@ from crewai.flow.flow import Flow, start
 from crewai.flow.persistence import SQLiteFlowPersistence, persist
 from crewai.flow.persistence.base import FlowPersistence
 from crewai.state.checkpoint_config import CheckpointConfig
+from crewai_versions import needs_json_default
 from store_flows import (
     CounterFlow,
     DictFlow,
@@ -113,6 +114,7 @@ def _real_sqlite_save(real: SQLiteFlowPersistence, state: dict[str, Any]) -> Non
 
 
 # -- a state the real backend changes silently comes back changed, and is reported ----------
+@needs_json_default
 def test_lossy_dict_state_round_trips_like_sqlite_and_assert_round_trip_names_it(flows, flow_store):
     run = flows.run(DictFlow, inputs={"kind": "datetime"})
     save = flow_store.latest(run.state["id"])
@@ -128,6 +130,7 @@ def test_lossy_dict_state_round_trips_like_sqlite_and_assert_round_trip_names_it
     assert "when: datetime.datetime came back as str" in str(failure.value)
 
 
+@needs_json_default
 def test_assert_round_trip_on_a_state_value(flow_store, flows):
     flow_store.assert_round_trip({"id": "a", "n": 1, "tags": ["x"]})
     with pytest.raises(AssertionError, match=r"tags: set came back as list"):
@@ -138,6 +141,7 @@ def test_assert_round_trip_on_a_state_value(flow_store, flows):
         flow_store.assert_round_trip({"id": "a", "pairs": {(1, 2): "x"}})
 
 
+@needs_json_default
 def test_an_object_in_a_pydantic_state_is_stored_as_its_str_and_cannot_resume(flows, flow_store):
     run = flows.run(WalletPersistFlow)
     save = flow_store.latest(run.state.id)
@@ -147,6 +151,7 @@ def test_an_object_in_a_pydantic_state_is_stored_as_its_str_and_cannot_resume(fl
     ]
 
 
+@needs_json_default
 def test_strict_mode_refuses_a_lossy_save(flows, flow_store):
     flow_store.strict = True
     run = flows.run(DictFlow, inputs={"kind": "datetime"}, raise_on_error=False)
@@ -242,6 +247,7 @@ def test_ids_with_path_characters_are_refused(flows, flow_store, bad):
     assert flow_store.ids == []
 
 
+@needs_json_default
 def test_values_the_codec_does_encode_are_stored_as_sqlite_stores_them(flows, flow_store):
     # sets, tuples and dates are converted by SQLite's json default, not refused
     flow_store.persistence.save_state(
@@ -302,6 +308,7 @@ def test_a_tampered_field_type_names_the_record_and_field_not_the_value(flows, f
     assert SECRET not in _shown(resumed.error)
 
 
+@needs_json_default
 def test_a_lossy_save_that_cannot_resume_says_so(flows, flow_store):
     class Strict(WalletState):
         balance: Money | None = None

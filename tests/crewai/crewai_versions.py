@@ -1,0 +1,38 @@
+"""Marks for tests of behaviour that only some supported crewai versions have.
+
+crewai 1.15.20-1.15.22 encode a saved state with ``json.dumps`` and no default, so
+a state holding a set, datetime or Decimal cannot be saved at all (crewai raises,
+and flow_store with it); they also make one attempt per LLM call, with no
+rate-limit retry. Tests of the newer behaviour are skipped there, saying why
+(``tests/crewai/test_compat.py`` tests the older branches).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_flows.crewai import compat
+
+needs_json_default = pytest.mark.skipif(
+    not compat.HAS_SQLITE_JSON_DEFAULT,
+    reason="crewai < 1.15.23 cannot save states holding sets, datetimes or Decimals "
+    "(SQLiteFlowPersistence has no json default)",
+)
+needs_rate_limit_retry = pytest.mark.skipif(
+    not compat.HAS_RATE_LIMIT_RETRY,
+    reason="crewai < 1.15.23 does not retry rate-limited LLM calls",
+)
+
+
+def _pending_context_has(field: str) -> bool:
+    import dataclasses
+
+    from crewai.flow.async_feedback.types import PendingFeedbackContext
+
+    return field in {f.name for f in dataclasses.fields(PendingFeedbackContext)}
+
+
+needs_trace_context = pytest.mark.skipif(
+    not _pending_context_has("trace_context"),
+    reason="the snapshot holds a pending-feedback context of crewai >= 1.15.23 (trace_context)",
+)
