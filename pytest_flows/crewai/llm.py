@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
-from crewai.llms.retry import (
-    arun_with_rate_limit_retry,
-    get_retry_delay_seconds,
-    run_with_rate_limit_retry,
-)
 from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows import loop as _loop
 from pytest_flows import usage as run_usage
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai import llm_shapes as shapes
+from pytest_flows.crewai.compat import (
+    arun_with_rate_limit_retry,
+    get_retry_delay_seconds,
+    run_with_rate_limit_retry,
+)
 from pytest_flows.crewai.llm_routing import route_constructor, route_existing
 from pytest_flows.llm_script import (
     LLMScript,
