@@ -108,9 +108,14 @@ def _refuse_secret_fields(item: pytest.Item, document: dict[str, object]) -> Non
 
     found: list[str] = []
     for run in document["runs"]:  # type: ignore[attr-defined]
-        for save in run.get("saves", []):
+        # every stored state: saves, crewai checkpoints (whole documents) and pending feedback
+        stored = [save["raw"] for save in run.get("saves", [])]
+        stored += [checkpoint["raw"] for checkpoint in run.get("checkpoints", [])]
+        if run.get("pending"):
+            stored += [run["pending"]["state"], run["pending"]["context"]]
+        for raw in stored:
             try:
-                found.extend(files.secret_fields(json.loads(save["raw"]), "state"))
+                found.extend(files.secret_fields(json.loads(raw), "state"))
             except ValueError:
                 continue
     if found:

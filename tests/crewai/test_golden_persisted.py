@@ -243,3 +243,20 @@ def test_a_checkpoint_today_cannot_decode_is_codec(project: pytest.Pytester) -> 
             "*not a checkpoint document*",
         ]
     )
+
+
+def test_a_secret_named_field_in_a_checkpoint_is_never_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    pytester.syspathinsert()
+    write_flows(pytester, extra_field='api_key: str = "k-123"')
+    pytester.makepyfile(test_review=TESTS)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "--flows-golden-update", "test_review.py::test_steps"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*refusing to write a golden file*secret-named fields (*checkpoint_state.api_key*"]
+    )
+    assert not golden(pytester, "test_steps").exists()
