@@ -63,6 +63,8 @@ class Exploration:
     schedules_run: int
     conflicts: list[Conflict]
     strategy: str = "dfs"
+    #: Each schedule's record (what it chose and accessed), for the race check.
+    choosers: list[Chooser] = dataclasses.field(default_factory=list, repr=False, compare=False)
     #: Why a search that ran out of schedules to try is still not complete ("" if it is).
     caveat: str = ""
 
@@ -339,6 +341,7 @@ def explore_schedules(
         schedules_run=len(choosers),
         conflicts=conflicts_in(choosers),
         strategy=strategy,
+        choosers=choosers,
     )
 
 
@@ -387,9 +390,20 @@ def explore(
         return target if build is None else build()
 
     if seeds is None:
-        return _systematic(
+        found = _systematic(
             flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction
         )
+        if getattr(flows, "races", "off") not in (None, "off"):
+            # races="fail" counts the explored runs too (their conflicts are the test's).
+            name = target.__name__ if build is None else type(fresh()).__name__
+
+            def again() -> FlowRun:
+                return flows.run(fresh(), *args, raise_on_error=False, **kwargs)
+
+            for chooser in found.choosers:
+                chooser.rerun = (name, again)
+            flows.recorded_schedules.extend(found.choosers)
+        return found
     chosen = _check_seeds(seeds)
     return _by_seed(flows, fresh, args, kwargs, chosen)
 

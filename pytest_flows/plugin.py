@@ -334,7 +334,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if session is not None:
         from pytest_flows.race_check import check
 
-        check(session)  # races="fail": a state race the runs showed fails the test
+        # races="fail": a state race the runs showed fails the test (and, asked for by
+        # the marker, running no flow at all is an error: nothing was checked).
+        check(session, marked="races" in marker_settings(item, "flows", MARKER_KWARGS))
     return result
 
 

@@ -43,16 +43,13 @@ def _outcomes(session: FlowsSession, recorded: list[Chooser]) -> list[str]:
     rerun = next((c.rerun for c in recorded if conflicts_in([c]) and c.rerun), None)
     if rerun is None:
         return [
-            "explore(flows, MyFlow) runs every schedule and lists the outcomes they lead to, "
-            "each with a schedule that replays it (flows.run(MyFlow, schedule=...))."
+            "The flow was given as an instance whose class needs arguments, so it was not "
+            "run again: explore(flows, lambda: MyFlow(...)) runs every schedule and lists "
+            "the outcomes they lead to, each with a schedule that replays it "
+            "(flows.run(MyFlow, schedule=...))."
         ]
-    flow, args, kwargs = rerun
-    found = explore_schedules(
-        session,
-        lambda: session.run(flow, *args, raise_on_error=False, **kwargs),
-        max_schedules=EXPLORE_LIMIT,
-    )
-    name = flow.__name__
+    name, again = rerun
+    found = explore_schedules(session, again, max_schedules=EXPLORE_LIMIT)
     if len(found.outcomes) < 2:
         scope = "every schedule" if found.complete else f"{found.schedules_run} schedules"
         return [f"{name}: all explored schedules agreed ({scope}: {found.outcomes[0].text})."]
@@ -64,12 +61,20 @@ def _outcomes(session: FlowsSession, recorded: list[Chooser]) -> list[str]:
     ]
 
 
-def check(session: FlowsSession) -> None:
+def check(session: FlowsSession, *, marked: bool = False) -> None:
     """Fail (or warn) if the runs of this test showed a state race."""
     mode = getattr(session, "races", "off") or "off"
     recorded = getattr(session, "recorded_schedules", [])
-    if mode == "off" or not recorded:
+    if mode == "off":
         return
+    if not recorded:
+        if marked:
+            raise FlowsUsageError(
+                f"@pytest.mark.flows(races={mode!r}) checks the flows this test runs, but it "
+                "ran none: run the flow with flows.run(MyFlow) or explore(flows, MyFlow) in "
+                "the test, or drop races= from the marker."
+            )
+        return  # the ini option covers every flows test, also those that run no flow
     found = conflicts_in(recorded)
     if not found:
         return

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
+from collections.abc import Callable
 from typing import Any
 
 from pytest_flows.errors import FlowsUsageError
@@ -105,8 +106,8 @@ class Chooser:
         self.methods: dict[int, str] = {}
         #: The threads that run an event loop.
         self.loops: set[int] = set()
-        #: How to run the flow again (flow class, args, kwargs), when it can be.
-        self.rerun: tuple[Any, tuple[Any, ...], dict[str, Any]] | None = None
+        #: The flow's name and how to run it afresh, when it can be (races="fail").
+        self.rerun: tuple[str, Callable[[], Any]] | None = None
         self._jobs: dict[int, int] = {}  # thread -> its current job (see Step.task)
         self._parents: dict[int, int] = {}  # thread -> the step that handed it work
 

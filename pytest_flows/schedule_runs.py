@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows.run import FlowRun
@@ -12,7 +13,7 @@ from pytest_flows.schedule import Chooser, decode
 if TYPE_CHECKING:
     from pytest_flows.session import FlowsSession
 
-__all__ = ["following_schedule", "noted"]
+__all__ = ["following_schedule", "noted", "rerun_of"]
 
 
 @contextlib.contextmanager
@@ -37,9 +38,28 @@ def following_schedule(
         yield chooser
     if getattr(session, "races", None) not in (None, "off"):
         session.recorded_schedules.append(chooser)
-        if call is not None and isinstance(call[0], type):
-            # A flow class can run again: races="fail" explores it to show outcomes.
-            chooser.rerun = call
+        if call is not None:
+            # races="fail" explores the flow again to show how outcomes differ.
+            chooser.rerun = rerun_of(session, *call)
+
+
+def rerun_of(
+    session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[str, Callable[[], FlowRun]] | None:
+    """The name of the flow a test ran and how to run it afresh: a class as it is; an
+    instance through its class, when that builds without arguments (a run leaves the
+    instance's state behind, so it cannot run again as it is)."""
+    flow = target if isinstance(target, type) else type(target)
+    if flow is not target:
+        try:
+            inspect.signature(flow).bind()
+        except (TypeError, ValueError):
+            return None
+
+    def again() -> FlowRun:
+        return session.run(flow, *args, raise_on_error=False, **kwargs)
+
+    return flow.__name__, again
 
 
 def noted(run: FlowRun, chooser: Chooser | None) -> FlowRun:

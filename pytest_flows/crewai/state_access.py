@@ -26,6 +26,7 @@ _INTERNAL = (
     "/concurrent/",
 )
 _MUTABLE = (list, dict, set, bytearray)
+_DICT_READERS = frozenset({"keys", "values", "items", "copy", "__len__", "__iter__"})
 
 
 def user_frame(depth: int = 2) -> Any:
@@ -109,7 +110,8 @@ class StateView:
             self._note(name, write=False, value=value)
             return self._wrap(name, value)
         if isinstance(self._flows_state, dict):
-            self._note("", write=True)  # update(), pop(), setdefault(): the whole dict
+            # keys(), items(), copy() read the whole dict; update(), pop() write it.
+            self._note("", write=name not in _DICT_READERS)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -148,15 +150,6 @@ class StateView:
 
     def __len__(self) -> int:
         return len(self._whole())
-
-    def keys(self) -> Any:
-        return self._whole().keys()
-
-    def values(self) -> Any:
-        return self._whole().values()
-
-    def items(self) -> Any:
-        return self._whole().items()
 
     def __eq__(self, other: object) -> bool:
         return bool(self._whole() == _plain(other))
