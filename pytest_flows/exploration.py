@@ -27,7 +27,7 @@ from pytest_flows.conflicts import Conflict, conflicts_in
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.races import _by_seed, _check_seeds, races
 from pytest_flows.run import FlowRun
-from pytest_flows.schedule import Choice, Chooser, Step
+from pytest_flows.schedule import Choice, Chooser, Step, decode
 from pytest_flows.trace import without_addresses
 
 if TYPE_CHECKING:
@@ -236,8 +236,8 @@ def _reverse(
             return
 
 
-def _next_prefix(tree: list[_Node]) -> list[int] | None:
-    for k in range(len(tree) - 1, -1, -1):
+def _next_prefix(tree: list[_Node], fixed: int = 0) -> list[int] | None:
+    for k in range(len(tree) - 1, fixed - 1, -1):
         node = tree[k]
         pending = sorted(node.backtrack - node.done)
         if pending:
@@ -285,8 +285,10 @@ def explore_schedules(
     strategy: str = "dfs",
     depth: int = 3,
     runs: int = 100,
+    prefix: str = "s",
 ) -> Exploration:
-    """Run ``make_run`` under schedule after schedule (see the module docstring)."""
+    """Run ``make_run`` under schedule after schedule (see the module docstring);
+    ``prefix`` (a schedule string) fixes the first choices: one part of a split search."""
     by_text: dict[str, Outcome] = {}
     choosers: list[Chooser] = []
     caveats: set[str] = set()
@@ -318,16 +320,17 @@ def explore_schedules(
             length = max(length, len(drawn.choices))
     elif strategy == "dfs":
         tree: list[_Node] = []
-        prefix: list[int] | None = []
-        while prefix is not None and len(choosers) < max_schedules:
-            chooser = Chooser(prefix)
+        fixed = decode(prefix)
+        following: list[int] | None = fixed
+        while following is not None and len(choosers) < max_schedules:
+            chooser = Chooser(following, schedule=prefix)
             one(chooser)
             fresh = [_Node(c, {c.index}, {c.index}) for c in chooser.choices[len(tree) :]]
             tree.extend(fresh)
             _add_backtracks(chooser, tree, reduction)
-            prefix = _next_prefix(tree)
-        complete = prefix is None and not caveats
-        caveat = " ".join(sorted(caveats)) if prefix is None else ""
+            following = _next_prefix(tree, len(fixed))
+        complete = following is None and not caveats
+        caveat = " ".join(sorted(caveats)) if following is None else ""
     else:
         raise FlowsUsageError(
             f"explore(..., strategy={strategy!r}): the strategies are 'dfs' (the default: "
@@ -355,6 +358,7 @@ def explore(
     depth: int = 3,
     runs: int = 100,
     reduction: bool = True,
+    prefix: str = "s",
     **kwargs: Any,
 ) -> Any:
     """Every outcome of ``target``, one run per schedule (see :mod:`pytest_flows.exploration`).
@@ -363,6 +367,10 @@ def explore(
     ``max_schedules``) or drawn (``strategy="pct"``) and an
     :class:`~pytest_flows.exploration.Exploration` comes back. With ``seeds`` the
     flow runs once per seed and the races are collected into :class:`RaceOutcomes`.
+
+    ``prefix`` (a schedule string, ``"s1"``) fixes the first choices: the parts
+    ``"s0"``, ``"s1"``, ... of the first choice point's options split one search
+    across tests (and xdist workers); their outcomes together are the whole's.
 
     ``target`` is a flow class or a zero-argument factory: every run needs a
     fresh instance. Runs that fail are kept (their error is part of the
@@ -391,7 +399,7 @@ def explore(
 
     if seeds is None:
         found = _systematic(
-            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction
+            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction, prefix
         )
         if getattr(flows, "races", "off") not in (None, "off"):
             # races="fail" counts the explored runs too (their conflicts are the test's).
@@ -418,6 +426,7 @@ def _systematic(
     depth: int,
     runs: int,
     reduction: bool,
+    prefix: str,
 ) -> Any:
     for name, value, least in (
         ("max_schedules", max_schedules, 1),
@@ -437,4 +446,5 @@ def _systematic(
         strategy=strategy,
         depth=depth,
         runs=runs,
+        prefix=prefix,
     )
