@@ -16,7 +16,7 @@ def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> No
         found = find(
             schedules(),
             lambda s: session.run(LostUpdate, schedule=s).state.n == 3,
-            settings=settings(max_examples=60, database=None, derandomize=True),
+            settings=settings(max_examples=60, database=None, derandomize=True, deadline=None),
         )
         run = session.run(LostUpdate, schedule=found)
         assert run.state.n == 3
