@@ -4,21 +4,21 @@ The rest of the adapter imports these names from here instead of from crewai,
 so an older crewai costs a branch in this module and nowhere else:
 
 * ``crewai.events.stream_context`` (context-scoped event sinks, which the
-  adapter records the trace through) is new in crewai 1.15.0. On 1.14.x the
-  same registry lives here, and the event bus publishes to it from
+  adapter records the trace through) is missing in crewai 1.14.x and 1.15.0
+  (1.15.10 has it). There the same registry lives here, and the event bus publishes to it from
   ``_prepare_event``, the step every synchronous ``emit`` takes (as 1.15 does).
 * ``crewai.llms.retry`` (the rate-limit retry of every LLM call) is new in
   crewai 1.15.23. Older versions make one attempt and let the error through,
   so here the retry runs the attempt once and never asks for a delay.
-* ``FlowFailedEvent`` (a flow that raised) is new in crewai 1.15.0; before it a
+* ``FlowFailedEvent`` (a flow that raised) is missing in 1.14.x and 1.15.0; there a
   failed flow emits only ``MethodExecutionFailedEvent``, so the stand-in here is
   a class no event is an instance of.
-* ``PendingFeedbackContext.execution_uuid`` and ``crewai.execution`` are new in
-  1.15.0; older contexts are built without it.
-* Declarative ``call: agent`` steps (``crewai.flow.runtime._actions``) and
-  conversational flows (``crewai.flow.conversational_mixin``) are new in
-  1.15.0: on 1.14.x there is nothing to mark or patch, and those features of
-  the harness are not available.
+* ``PendingFeedbackContext.execution_uuid`` and ``crewai.execution`` are missing
+  in 1.15.10 and older; their contexts are built without it.
+* Declarative ``call: agent`` steps (``crewai.flow.runtime._actions``, missing
+  in 1.14.x) and conversational flows (``crewai.flow.conversational_mixin``,
+  missing in 1.15.10 and older): where they are missing there is nothing to
+  mark or patch, and those features of the harness are not available.
 * ``SQLiteFlowPersistence`` encodes states with ``json.dumps(default=
   _json_default)`` since 1.15.23; older versions call ``json.dumps`` without
   a default (a state field json cannot encode fails the save).
@@ -183,7 +183,7 @@ def sqlite_json_default() -> Callable[[Any], Any] | None:
     return default
 
 
-# -- crewai 1.15.0 additions -----------------------------------------------------------------
+# -- added during crewai 1.15 -----------------------------------------------------------------
 
 
 class _NeverEmitted:

@@ -74,7 +74,7 @@ def test_a_sink_added_in_this_context_sees_each_emitted_event() -> None:
     assert seen[0].emission_sequence >= 1  # published after the bus numbered it
 
 
-# -- as crewai 1.14 (no stream_context) -----------------------------------------------------
+# -- as crewai 1.14 or 1.15.0 (no stream_context) -----------------------------------------
 
 
 def test_without_stream_context_the_bus_publishes_to_the_own_registry(
@@ -145,7 +145,7 @@ def test_without_a_json_default_states_encode_with_plain_json(as_older_crewai: A
     assert older.SQLITE_ENCODE_CALL == "json.dumps(state_dict)"
 
 
-# -- as crewai 1.14 (features new in 1.15.0) ---------------------------------------------------
+# -- as an older crewai (features added during 1.15) ---------------------------------------
 
 
 def test_features_new_in_1_15_are_absent_on_older_crewai(as_older_crewai: Any) -> None:
