@@ -82,15 +82,24 @@ def conflicts_in(choosers: Iterable[Chooser]) -> list[Conflict]:
     found: set[Conflict] = set()
     orders: dict[tuple[str, str, str], set[bool]] = {}
     writes: dict[tuple[str, str, str], tuple[Access, Access]] = {}
-    for chooser in choosers:
-        for key, seq in _accesses(chooser).items():
-            if not key.startswith("state."):
-                continue  # sync objects order threads; they are not state
-            found |= _interleaved(key, seq)
+    recorded = [
+        {k: v for k, v in _accesses(c).items() if k.startswith("state.")} for c in choosers
+    ]  # sync objects order threads; they are not state
+    # A method that touches a field more than once in some schedule does a
+    # read-modify-write there: the interleaving rule judges it, in every schedule (in
+    # one where nothing else ran meanwhile, its accesses merge into one step).
+    most: dict[tuple[str, str], int] = {}
+    for accesses in recorded:
+        for key, seq in accesses.items():
             counts: dict[str, int] = {}
             for access in seq:
                 counts[access.method] = counts.get(access.method, 0) + 1
-            singles = [a for a in seq if counts[a.method] == 1]
+            for method, n in counts.items():
+                most[(key, method)] = max(most.get((key, method), 0), n)
+    for accesses in recorded:
+        for key, seq in accesses.items():
+            found |= _interleaved(key, seq)
+            singles = [a for a in seq if most[(key, a.method)] == 1]
             for i, a in enumerate(singles):
                 for b in singles[i + 1 :]:
                     if not (a.write or b.write):
