@@ -383,7 +383,11 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
     """The ``"store"`` binder: route crewai persistence and checkpoints into ``store``."""
     from crewai.events.base_events import reset_emission_counter
     from crewai.events.event_bus import crewai_event_bus
-    from crewai.events.event_context import reset_last_event_id, set_triggering_event_id
+    from crewai.events.event_context import (
+        reset_last_event_id,
+        restore_event_scope,
+        set_triggering_event_id,
+    )
 
     from pytest_flows.crewai.checkpoints import CheckpointTracer
 
@@ -399,6 +403,7 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
     reset_emission_counter()
     reset_last_event_id()
     set_triggering_event_id(None)
+    restore_event_scope(())  # a flow started in the test body and never finished
     with _lock:
         _installed.append(backend)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib
 import importlib.util
 import inspect
@@ -62,14 +63,20 @@ def test_the_installed_crewai_is_used_where_it_has_the_feature() -> None:
     assert compat.SQLITE_ENCODE_CALL in source
 
 
+def emit_started(source: Any, name: str) -> None:
+    # in a copy of the context: a started flow's event scope must not outlive the test
+    event = FlowStartedEvent(flow_name=name, inputs=None)
+    contextvars.copy_context().run(crewai_event_bus.emit, source, event)
+
+
 def test_a_sink_added_in_this_context_sees_each_emitted_event() -> None:
     seen: list[Any] = []
     token = compat.add_stream_sink(lambda source, event: seen.append(event))
     try:
-        crewai_event_bus.emit(None, FlowStartedEvent(flow_name="SinkFlow", inputs=None))
+        emit_started(None, "SinkFlow")
     finally:
         compat.reset_stream_sinks(token)
-    crewai_event_bus.emit(None, FlowStartedEvent(flow_name="AfterReset", inputs=None))
+    emit_started(None, "AfterReset")
     assert [e.flow_name for e in seen] == ["SinkFlow"]
     assert seen[0].emission_sequence >= 1  # published after the bus numbered it
 
@@ -87,10 +94,10 @@ def test_without_stream_context_the_bus_publishes_to_the_own_registry(
     seen: list[Any] = []
     token = older.add_stream_sink(lambda source, event: seen.append((source, event)))
     try:
-        crewai_event_bus.emit("a source", FlowStartedEvent(flow_name="OldFlow", inputs=None))
+        emit_started("a source", "OldFlow")
     finally:
         older.reset_stream_sinks(token)
-    crewai_event_bus.emit("a source", FlowStartedEvent(flow_name="Unheard", inputs=None))
+    emit_started("a source", "Unheard")
     assert [(s, e.flow_name) for s, e in seen] == [("a source", "OldFlow")]
 
 
