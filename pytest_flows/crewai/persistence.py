@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pytest_flows.codec import FieldChange, differences, find_unserializable
 from pytest_flows.crewai import store_patches as patches
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai.compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
 from pytest_flows.loop import Scheduler, active_scheduler
 from pytest_flows.store import (
     FlowStore,
@@ -141,7 +141,7 @@ def _encode(value: Any, *, what: str) -> str:
         detail = where.describe() if where is not None else f"{type(exc).__name__}: {exc}"
         raise StateCodecError(
             f"flow_store: {what} cannot be saved: {detail}. The production backend "
-            f"(SQLiteFlowPersistence: json.dumps(state, default=_json_default)) fails the same "
+            f"(SQLiteFlowPersistence: {SQLITE_ENCODE_CALL}) fails the same "
             f"way ({type(exc).__name__}: {exc}). Use JSON-compatible values (str keys, no "
             "reference cycles), or a pydantic state model with serializable field types.",
             field=where.path if where is not None else "",
