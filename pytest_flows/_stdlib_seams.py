@@ -30,8 +30,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_flows.seams import Registry, Seam, check
-from pytest_flows.threads import (
+from pytest_flows.participants import (
     FlowsAborted,
     Participant,
     _by_thread,
@@ -42,6 +41,7 @@ from pytest_flows.threads import (
     _RealThread,
     current,
 )
+from pytest_flows.seams import Registry, Seam, check
 
 __all__ = ["FREEZEGUN", "SEAMS", "SchedLock", "check_stdlib_seams", "inheriting_context", "patched"]
 

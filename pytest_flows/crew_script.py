@@ -24,8 +24,8 @@ from pydantic import BaseModel
 from pytest_flows import loop as _loop
 from pytest_flows import usage
 from pytest_flows._durations import check_duration
+from pytest_flows.participants import sleep_on
 from pytest_flows.script import Exchange, Match, Request, ScriptedFake, Times, code, short
-from pytest_flows.threads import sleep_on
 from pytest_flows.trace import TraceEvent, render_value
 
 if TYPE_CHECKING:

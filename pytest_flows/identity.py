@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_flows import _stdlib_seams
 from pytest_flows.loop import VirtualClock
-from pytest_flows.threads import internal_lock
+from pytest_flows.participants import internal_lock
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 

@@ -29,10 +29,10 @@ from pytest_flows.errors import FlowsUsageError
 from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
 from pytest_flows.isolation import deterministic_loops
 from pytest_flows.network import check_allow_hosts, loopback_only, network_guard
+from pytest_flows.participants import internal_lock
 from pytest_flows.run import FlowRun
 from pytest_flows.schedule_runs import following_schedule, noted
 from pytest_flows.thread_context import threads_inherit_context
-from pytest_flows.threads import internal_lock
 from pytest_flows.trace import Trace, TraceEvent
 from pytest_flows.usage import collecting, enforced, merged_budget, within_budget
 

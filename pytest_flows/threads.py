@@ -21,21 +21,34 @@ live in :mod:`pytest_flows._stdlib_seams`.
 
 from __future__ import annotations
 
-import _thread
 import math
 import random
 import sys
 import threading
-import time
-import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_flows.deadlock_report import deadlock_report
 from pytest_flows.errors import FlowsDeadlockError
+from pytest_flows.participants import (  # re-exported: the seams import them from here
+    FlowsAborted,
+    Participant,
+    _by_thread,
+    _get_ident,
+    _real_lock,
+    _real_monotonic,
+    _real_sleep,
+    _real_thread_start,
+    _RealThread,
+    _stack,
+    current,
+    internal_lock,
+    record_access,
+    sleep_on,
+    switch_point,
+)
 
 if TYPE_CHECKING:
-    import asyncio
-
     from pytest_flows.loop import VirtualClock
     from pytest_flows.schedule import Chooser
 
@@ -44,35 +57,11 @@ __all__ = [
     "Participant",
     "ThreadScheduler",
     "current",
+    "internal_lock",
     "record_access",
     "sleep_on",
     "switch_point",
 ]
-
-# Real primitives, captured before any patch: the scheduler's own machinery
-# must never route through itself.
-_real_lock = _thread.allocate_lock
-
-
-def internal_lock() -> _thread.LockType:
-    """A lock for the harness's own bookkeeping (ids, the trace, usage).
-
-    Always a real lock, even when made during a run: the runtime has no lock there, so
-    it must not be a switch point (nor a choice an exploration branches on), and it is
-    never held across one.
-    """
-    return _real_lock()
-
-
-_real_sleep = time.sleep
-
-
-def _real_monotonic() -> float:
-    # freezegun swaps any module attribute that is time.monotonic; clock_gettime it leaves.
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-_get_ident = _thread.get_ident
 
 #: Real seconds to wait for something outside the flow (a thread the test
 #: started, a socket) before calling an all-blocked run a deadlock.
@@ -82,137 +71,6 @@ REAL_IO_PATIENCE = 60.0
 #: With a seed other than 0, a runnable thread may be held back for at most this
 #: many virtual seconds (an OS deschedules a thread for a while, never for long).
 MAX_DESCHEDULE = 0.1
-
-
-class FlowsAborted(BaseException):
-    """Unwinds a managed thread after its run deadlocked (never reaches user code's ``except
-    Exception``)."""
-
-
-#: The participants each managed thread plays, innermost last, by thread id: every
-#: primitive asks on every call, and a dict lookup is the cheapest way to answer.
-_by_thread: dict[int, list[Participant]] = {}
-
-
-def _stack() -> list[Participant]:
-    return _by_thread.setdefault(_get_ident(), [])
-
-
-def current() -> Participant | None:
-    """The participant running on this thread, or None for a thread the harness does not manage.
-
-    A thread may take part in two schedulers at once (a ``FlowsSession`` opened inside a
-    flows test runs its own flows from a thread of the outer one): the inner one counts
-    until it lets go.
-    """
-    stack = _by_thread.get(_get_ident())
-    if not stack:
-        return None
-    while stack and stack[-1].let_go:
-        stack.pop()
-    return stack[-1] if stack else None
-
-
-def sleep_on(clock: VirtualClock, seconds: float) -> None:
-    """Spend ``seconds`` of virtual time: on a managed thread a sleep that overlaps with
-    its siblings' (a switch point); elsewhere the clock simply moves on."""
-    me = current()
-    if me is not None and me.sched.clock is clock:
-        me.sched.sleep(me, seconds)
-    else:
-        clock.advance(seconds)
-
-
-def switch_point(why: str) -> None:
-    """A point where another thread could run first (say, a read of shared flow state).
-
-    Seed 0 goes on (a thread runs until it blocks); other seeds may switch here,
-    so a read-modify-write race can interleave.
-    """
-    me = current()
-    if me is not None and me.sched.seed != 0 and not me.sched.aborted:
-        me.sched.switch(me, why=why)
-
-
-def record_access(key: str, *, write: bool, where: str = "", method: str = "") -> None:
-    """Tell the schedule being explored that the running thread read or wrote ``key``
-    (a state field, a sync object): the race detector and the reduction use it."""
-    me = current()
-    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
-        me.sched.chooser.access(me.seq, key, write=write, where=where, method=method)
-
-
-class Participant:
-    """One managed thread: parked on ``_wake`` whenever it does not hold the baton."""
-
-    __slots__ = (
-        "_wake",
-        "begun",
-        "deadline",
-        "deferred",
-        "done",
-        "epoch",
-        "error",
-        "generation",
-        "ident",
-        "idle",
-        "job",
-        "loops",
-        "name",
-        "priority",
-        "ready_when",
-        "sched",
-        "seq",
-        "what",
-    )
-
-    def __init__(self, sched: ThreadScheduler, name: str, seq: int) -> None:
-        self.sched = sched
-        self.name = name
-        self.seq = seq
-        self.ident: int | None = None
-        self._wake = _real_lock()
-        self._wake.acquire()  # parked until someone hands it the baton
-        self.begun = _real_lock()
-        self.begun.acquire()
-        self.ready_when: Callable[[], bool] | None = None  # None: runnable
-        self.deadline: float | None = None
-        self.what = ""
-        self.done = False
-        self.error: BaseException | None = None
-        self.loops: list[asyncio.AbstractEventLoop] = []
-        self.job: Callable[[], None] | None = None  # a pool thread's next work item
-        self.generation = 0  # the scheduler's generation when this thread joined
-        self.priority = 0.0  # seeds other than 0: who runs first among ready threads
-        self.idle = False
-        self.epoch = 0
-        #: Under a schedule: the loop chose to go on while this thread was ready, so
-        #: the loop's next turns do not offer it again until it blocks (see _choose).
-        self.deferred = False
-
-    @property
-    def let_go(self) -> bool:
-        """Whether the scheduler let go of this thread (its test ended): an ordinary thread."""
-        return self.generation != self.sched.generation
-
-    @property
-    def is_loop(self) -> bool:
-        return bool(self.loops)
-
-    def ready(self, now: float) -> bool:
-        if self.done:
-            return False
-        if self.ready_when is None:
-            return True
-        if self.deadline is not None and now >= self.deadline:
-            return True
-        try:
-            return self.ready_when()
-        except Exception:  # a predicate over torn-down state: let its owner look
-            return True
-
-    def __repr__(self) -> str:
-        return f"<participant {self.name} #{self.seq}>"
 
 
 class ThreadScheduler:
@@ -664,7 +522,7 @@ class ThreadScheduler:
             raise FlowsAborted()
 
     def _deadlock(self, me: Participant | None) -> Participant | None:
-        error = FlowsDeadlockError(self._report())
+        error = FlowsDeadlockError(deadlock_report(self.clock.monotonic(), self._parts))
         self._aborted = error
         loops = [p for p in self._parts if p.is_loop]
         root = loops[0]
@@ -681,30 +539,6 @@ class ThreadScheduler:
             raise FlowsAborted()
         return None
 
-    def _report(self) -> str:
-        frames = sys._current_frames()
-        lines = [
-            "every thread of the flow is blocked, the event loop has nothing ready and no "
-            f"timer is due (virtual time {self.clock.monotonic():g} s): the run can never "
-            "finish. A real thread pool would hang here too.",
-            "",
-        ]
-        for p in self._parts:
-            if p.idle:
-                continue
-            kind = "event loop thread" if p.is_loop else "worker thread"
-            lines.append(f"{kind} {p.name!r} is blocked on {p.what or 'the scheduler'}:")
-            frame = frames.get(p.ident) if p.ident is not None else None
-            if frame is not None and not p.is_loop:  # a loop's stack is asyncio's; its tasks tell
-                lines.extend("  " + line for line in _user_stack(frame))
-            for loop in p.loops:
-                lines.extend(_pending_tasks(loop))
-        lines.append(
-            "Look for a lock taken in a different order, a wait for something no thread "
-            "will ever set, or a barrier with more parties than threads."
-        )
-        return "\n".join(lines)
-
 
 def _never() -> bool:
     return False
@@ -714,43 +548,3 @@ def _wake(p: Participant) -> None:
     """Unpark ``p`` when letting every thread go (it may already be unparked)."""
     if p._wake.locked():
         p._wake.release()
-
-
-_INTERNAL = (
-    "pytest_flows/threads.py",
-    "pytest_flows/_stdlib_seams.py",
-    "pytest_flows/loop.py",
-    "threading.py",
-)
-
-
-def _user_stack(frame: Any) -> list[str]:
-    text = traceback.format_stack(frame)
-    kept = [t for t in text if not any(part in t for part in _INTERNAL)]
-    return "".join(kept[-12:]).rstrip("\n").splitlines()
-
-
-def _pending_tasks(loop: asyncio.AbstractEventLoop) -> list[str]:
-    import asyncio
-
-    lines: list[str] = []
-    try:
-        tasks = sorted(asyncio.all_tasks(loop), key=lambda t: t.get_name())
-    except RuntimeError:
-        return lines
-    for task in tasks:
-        coro = task.get_coro()
-        name = getattr(coro, "__qualname__", repr(coro))
-        frame = getattr(coro, "cr_frame", None)
-        where = f" at line {frame.f_lineno} of {frame.f_code.co_filename}" if frame else ""
-        lines.append(f"  pending task {task.get_name()}: {name}{where}")
-    return lines
-
-
-# The unpatched Thread machinery: the scheduler's own threads never go through
-# the seams (they are participants from their first instruction).
-class _RealThread(threading.Thread):
-    pass
-
-
-_real_thread_start = threading.Thread.start

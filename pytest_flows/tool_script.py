@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows import loop as _loop
 from pytest_flows._durations import check_duration
+from pytest_flows.participants import sleep_on
 from pytest_flows.script import Exchange, Match, Request, ScriptedFake, Times, code, short
-from pytest_flows.threads import sleep_on
 from pytest_flows.trajectory import Calls
 
 if TYPE_CHECKING:

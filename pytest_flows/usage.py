@@ -31,8 +31,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from pytest_flows.errors import FlowsUsageError
+from pytest_flows.participants import internal_lock
 from pytest_flows.script import ScriptError
-from pytest_flows.threads import internal_lock
 
 __all__ = [
     "BUDGET_KEYS",

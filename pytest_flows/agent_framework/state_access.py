@@ -17,7 +17,7 @@ from typing import Any
 
 from agent_framework import WorkflowContext
 
-from pytest_flows.threads import current, record_access
+from pytest_flows.participants import current, record_access
 
 __all__ = ["recorded_state"]
 

@@ -37,9 +37,9 @@ from pytest_flows.llm_script import (
     tool_calls_of,
     tools_summary,
 )
+from pytest_flows.participants import sleep_on
 from pytest_flows.replies import Stream, ToolCall
 from pytest_flows.script import Exchange, Request, ScriptError
-from pytest_flows.threads import sleep_on
 from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows.crewai.seams import SEAMS, check_patch_points
 from pytest_flows.crewai.state_access import observed
+from pytest_flows.participants import switch_point
 from pytest_flows.seams import replaced
-from pytest_flows.threads import switch_point
 
 __all__ = [
     "InlineExecutor",

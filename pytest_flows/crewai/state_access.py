@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_flows.threads import current, record_access
+from pytest_flows.participants import current, record_access
 
 __all__ = ["StateView", "observed", "user_frame"]
 

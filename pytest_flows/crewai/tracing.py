@@ -22,7 +22,7 @@ from crewai.events.types.flow_events import (
 
 from pytest_flows.crewai import graph, patches
 from pytest_flows.crewai.compat import FlowFailedEvent
-from pytest_flows.threads import internal_lock
+from pytest_flows.participants import internal_lock
 from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["CrewAITraceRecorder"]
