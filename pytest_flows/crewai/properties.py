@@ -13,11 +13,11 @@ import uuid
 from typing import Any
 
 from crewai.events.event_bus import crewai_event_bus
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.flow_events import FlowStartedEvent
 from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.persistence import state_id_of
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.run import FlowRun
