@@ -197,11 +197,10 @@ def is_resuming(flow: Any) -> bool:
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
-    """crewai's reading of a ``Retry-After`` hint on a provider error."""
-    from crewai.llms.retry import _retry_after_seconds
+    """crewai's reading of a ``Retry-After`` hint on a provider error (None before 1.15.23)."""
+    from pytest_flows.crewai.compat import retry_after_seconds as read_hint
 
-    value: float | None = _retry_after_seconds(error)
-    return value
+    return read_hint(error)
 
 
 # -- declarative agent steps (fake_crews) -----------------------------------------------

@@ -10,7 +10,6 @@ from typing import Any
 import crewai
 import pytest
 from crewai import LLM, Agent
-from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
 from crewai.events.types.llm_events import LLMStreamChunkEvent
 from crewai.flow.conversational import ConversationConfig
 from crewai.flow.flow import Flow, listen, or_, start
@@ -18,6 +17,7 @@ from crewai.tools import tool
 from crewai_versions import needs_rate_limit_retry
 from pydantic import BaseModel
 
+from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.llm import FakeLLM
 from pytest_flows.replies import ProviderError, RateLimitError, call_tool, stream
 from pytest_flows.script import ALWAYS, ScriptReplyError, UnscriptedRequest
