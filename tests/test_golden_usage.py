@@ -75,3 +75,26 @@ def test_a_failing_test_reports_its_own_failure_not_the_golden(pytester: pytest.
     result.stdout.fnmatch_lines(["*the test's own assertion*"])
     assert "golden replay" not in result.stdout.str()
     assert "no golden recording" not in result.stdout.str()
+
+
+def test_human_answers_are_kept_as_text_and_outcome_a_pause_a_timeout_or_a_value() -> None:
+    from types import SimpleNamespace
+
+    from pytest_flows.golden.replay import _human_value
+    from pytest_flows.human_script import PAUSE, Answer
+
+    def exchange(reply: object, scripted: object = None) -> object:
+        return SimpleNamespace(reply=reply, entry=SimpleNamespace(reply=scripted))
+
+    assert _human_value(exchange(PAUSE)) == "<pause>"
+    assert _human_value(exchange(None)) == "<timeout>"
+    approved = Answer(text="ship it", outcome="approved")
+    assert _human_value(exchange("ship it", approved)) == {
+        "text": "ship it",
+        "outcome": "approved",
+    }
+    assert _human_value(exchange("fine", lambda request: "fine")) == {
+        "text": "fine",
+        "outcome": None,
+    }
+    assert _human_value(exchange({"approved": True})) == {"value": {"approved": True}}

@@ -183,8 +183,8 @@ def _script_answer(human: ScriptedHuman, recorded: Any) -> None:
         human.pause(optional=True)
     elif recorded == "<timeout>":
         human.timeout(optional=True)
-    elif isinstance(recorded, dict):
-        human.answer(str(recorded.get("text", "")), outcome=recorded.get("outcome"), optional=True)
+    elif isinstance(recorded, dict) and "text" in recorded:
+        human.answer(str(recorded["text"]), outcome=recorded.get("outcome"), optional=True)
     else:
         human.answer(str(recorded), optional=True)
 

@@ -164,11 +164,16 @@ def _crew_value(output: Any) -> Any:
 
 
 def _human_value(exchange: Any) -> Any:
+    """A human's answer as the golden keeps it: text and outcome, a pause or a timeout."""
+    from pytest_flows.human_script import PAUSE
+
     reply = exchange.reply
+    if reply is PAUSE:
+        return "<pause>"
     if reply is None:
         return "<timeout>"
-    if not isinstance(reply, str):  # PAUSE
-        return "<pause>"
+    if not isinstance(reply, str):  # a structured response (Agent Framework request_info)
+        return {"value": jsonable(reply)}
     scripted = getattr(exchange.entry, "reply", None)
     return {"text": reply, "outcome": getattr(scripted, "outcome", None)}
 
