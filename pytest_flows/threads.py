@@ -455,14 +455,20 @@ class ThreadScheduler:
 
     # -- baton passing -----------------------------------------------------------------
     def _transfer(self, me: Participant, nxt: Participant) -> None:
-        self._hand(nxt)
-        self._park(me)
+        if self._hand(nxt):
+            self._park(me)
+        # else the test ended meanwhile: ``me`` runs on as an ordinary thread
 
-    def _hand(self, nxt: Participant) -> None:
+    def _hand(self, nxt: Participant) -> bool:
+        """Give ``nxt`` the baton; False if the test ended (``detach``) since ``nxt`` was
+        chosen: detach has woken every parked thread already, ``nxt`` included."""
         with self._mutex:
+            if nxt.let_go:
+                return False
             self._holder = nxt
             self.switches += 1
         nxt._wake.release()
+        return True
 
     def _park(self, me: Participant) -> None:
         me._wake.acquire()

@@ -272,3 +272,31 @@ def test_while_a_real_socket_is_awaited_the_clock_follows_real_time(flows: Any) 
         helper.join()
         server.close()
     assert 0.25 <= flows.clock.monotonic() < 0.5
+
+
+def test_a_test_ending_between_choosing_a_thread_and_waking_it_wakes_it_once() -> None:
+    # The holder picks the next thread, the test ends (detach wakes every parked thread),
+    # then the holder hands the baton over: that hand-off must not wake the thread a
+    # second time ("release unlocked lock", seen once in a long exploration) and the
+    # holder must not park for ever.
+    from pytest_flows.loop import VirtualClock
+    from pytest_flows.threads import ThreadScheduler
+
+    sched = ThreadScheduler(VirtualClock(), seed=0, stream="detach-race")
+    holder = sched.enter("holder")
+    parked_thread_done = threading.Event()
+
+    def parked() -> None:
+        sched.enter("parked")  # parks: the holder has the baton
+        parked_thread_done.set()
+
+    thread = threading.Thread(target=parked)
+    thread.start()
+    while len(sched._ready(exclude=holder)) < 1:  # the other thread has joined
+        time.sleep(0)  # yields the GIL; no timing involved
+    chosen = sched._ready(exclude=holder)[0]
+    sched.detach()  # the test ends here
+    sched._transfer(holder, chosen)  # returns: holder is an ordinary thread now
+    thread.join(timeout=10)
+    assert parked_thread_done.is_set() and not thread.is_alive()
+    assert holder.let_go and chosen.let_go
