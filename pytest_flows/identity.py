@@ -7,7 +7,6 @@ import contextlib
 import datetime as _dt
 import random
 import re
-import time
 import types
 import uuid
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import Any
 
 from pytest_flows import _stdlib_seams
 from pytest_flows.loop import VirtualClock
-from pytest_flows.participants import internal_lock
+from pytest_flows.participants import internal_lock, real_monotonic
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 
@@ -91,8 +90,7 @@ class _VirtualNow:
 # pytest's own timing stays real (durations, junit timestamps), and so does
 # hypothesis's (its deadline would otherwise count a flow's virtual sleeps).
 _REAL_TIME_MODULES = ["_pytest.timing"]
-_REAL_TIME_CALLERS = ("_pytest.timing", "hypothesis.")
-_REAL = {"monotonic": time.monotonic}
+_REAL_TIME_CALLERS = (*_REAL_TIME_MODULES, "hypothesis.")
 
 
 @contextlib.contextmanager
@@ -147,7 +145,7 @@ def _pickled_as_real(fz_api: Any) -> Iterator[None]:
 
 
 def _real_loop_time(self: asyncio.AbstractEventLoop) -> float:
-    return _REAL["monotonic"]()
+    return real_monotonic()
 
 
 class Normalizer:

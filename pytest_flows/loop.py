@@ -23,13 +23,13 @@ import asyncio
 import contextlib
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pytest_flows import _stdlib_seams
 from pytest_flows._durations import check_duration
+from pytest_flows.participants import real_monotonic
 from pytest_flows.schedule import Chooser
 from pytest_flows.threads import FlowsAborted, Participant, ThreadScheduler, current
 
@@ -44,11 +44,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-# Real clocks, kept in a container: freezegun swaps module-level references
-# to the time functions, and the loop must keep measuring real time when no
-# scheduler drives it.
-_REAL = {"monotonic": time.monotonic}
 
 
 class VirtualClock:
@@ -212,7 +207,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         scheduler = self._driver()
         if scheduler is None:
-            return _REAL["monotonic"]()
+            return real_monotonic()
         return scheduler.clock.monotonic()
 
     # -- taking part in the thread scheduler ----------------------------------

@@ -36,13 +36,13 @@ from pytest_flows.participants import (  # re-exported: the seams import them fr
     _by_thread,
     _get_ident,
     _real_lock,
-    _real_monotonic,
     _real_sleep,
     _real_thread_start,
     _RealThread,
     _stack,
     current,
     internal_lock,
+    real_monotonic,
     record_access,
     sleep_on,
     switch_point,
@@ -437,9 +437,9 @@ class ThreadScheduler:
             # Something outside the flow (a socket, a thread of the test) may still
             # wake a participant: give it real time, and let the clock follow by as
             # much real time as passed (a loaded machine oversleeps).
-            started = _real_monotonic()
+            started = real_monotonic()
             _real_sleep(pause)
-            slept = _real_monotonic() - started
+            slept = real_monotonic() - started
             waited += slept
             if due is not None:
                 self.clock.advance_to(min(due, self.clock.monotonic() + slept))
