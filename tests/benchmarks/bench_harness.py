@@ -6,8 +6,8 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
 
 It prints, each as medians of repeated runs:
   1. a warm bare ``kickoff()`` of a 12-method flow vs the same under the harness (ratio);
-  2. the wall time of a flow that awaits 10 x 30 s of virtual latency;
-  3. the pytest start-up cost the plugin adds when no flow fixture is used.
+  2. the wall time of a flow that awaits 10 x 30 s of virtual latency.
+The start-up cost the plugin adds to a pytest run is bench_startup.py's.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import contextlib
 import io
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -91,24 +89,6 @@ def virtual_latency() -> tuple[float, float]:
         return _REAL["perf_counter"]() - started, session.clock.monotonic()
 
 
-def pytest_startup() -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        test = Path(tmp) / "test_plain.py"
-        test.write_text("def test_plain():\n    assert True\n")
-        base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)]
-
-        def once(extra: list[str]) -> float:
-            started = _REAL["perf_counter"]()
-            subprocess.run([*base, *extra], cwd=tmp, capture_output=True, check=True)
-            return _REAL["perf_counter"]() - started
-
-        with_plugin, without = [], []
-        for _ in range(7):  # interleaved, so drift hits both alike
-            with_plugin.append(once([]))
-            without.append(once(["-p", "no:flows"]))
-        return statistics.median(with_plugin), statistics.median(without)
-
-
 def main() -> None:
     python = sys.version.split()[0]
     print(f"pytest-flows foundation benchmark (median of {RUNS} runs, Python {python})")
@@ -122,11 +102,6 @@ def main() -> None:
     print(
         f"2. 10 x 30 s virtual latency: {virtual:.0f} virtual s in {wall:.3f} s wall "
         "(target < 0.1 s)"
-    )
-    with_plugin, without = pytest_startup()
-    print(
-        f"3. pytest start-up, one plain test: with plugin {with_plugin:.3f} s, "
-        f"-p no:flows {without:.3f} s -> plugin adds {(with_plugin - without) * 1000:+.0f} ms"
     )
 
 
