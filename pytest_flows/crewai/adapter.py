@@ -260,20 +260,33 @@ def _instantiate(target: Any) -> Any:
 @contextlib.contextmanager
 def _quiet_console() -> Iterator[None]:
     from crewai.events.event_listener import event_listener
-    from crewai_core.printer import set_suppress_console_output
 
     formatter: Any = event_listener.formatter
     console: Any = formatter.console
     previous_quiet = console.quiet
-    token: Any = set_suppress_console_output(True)
     console.quiet = True
     # Two Rich panels a method are built before the suppressed print drops them: a
     # tenth of a quiet run. The method-status handler only draws, so skip it.
     try:
-        with SEAMS[_METHOD_STATUS].shadow(formatter, _draw_nothing):
+        with (
+            suppressed_console_output(),
+            SEAMS[_METHOD_STATUS].shadow(formatter, _draw_nothing),
+        ):
             yield
     finally:
         console.quiet = previous_quiet
+
+
+@contextlib.contextmanager
+def suppressed_console_output() -> Iterator[None]:
+    """crewai's own "print nothing" switch, on for the block (the benchmark's quiet bare run
+    uses it too)."""
+    from crewai_core.printer import set_suppress_console_output
+
+    token: Any = set_suppress_console_output(True)
+    try:
+        yield
+    finally:
         with contextlib.suppress(ValueError, LookupError):
             from crewai_core.printer import _suppress_console_output
 

@@ -64,15 +64,10 @@ def twelve() -> tuple[float, float, float]:
         bare = median_seconds(lambda: Twelve().kickoff())
     # The same, with crewai's console suppressed as the flows fixture does: what the
     # runtime itself costs on a real pool, without drawing panels.
-    from crewai_core.printer import set_suppress_console_output
+    from pytest_flows.crewai.adapter import suppressed_console_output
 
-    token = set_suppress_console_output(True)
-    try:
+    with suppressed_console_output():
         quiet = median_seconds(lambda: Twelve().kickoff())
-    finally:
-        from crewai_core.printer import _suppress_console_output
-
-        _suppress_console_output.reset(token)
     with FlowsSession(test_id="bench-twelve") as session:
         session.run(Twelve)
         harnessed = median_seconds(lambda: session.run(Twelve))
