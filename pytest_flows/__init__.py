@@ -15,9 +15,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_flows.adapters import AdapterBase, AdapterSpec, register_adapter
-    from pytest_flows.crew_script import FakeCrews
-    from pytest_flows.errors import (
+    from pytest_flows._internal.adapters import AdapterBase, AdapterSpec, register_adapter
+    from pytest_flows._internal.crew_script import FakeCrews
+    from pytest_flows._internal.errors import (
         FlowsDeadlockError,
         FlowsError,
         FlowsUsageError,
@@ -25,20 +25,20 @@ if TYPE_CHECKING:
         NetworkBlockedError,
         NoMethodRanWarning,
     )
-    from pytest_flows.exploration import explore
-    from pytest_flows.golden.migrations import assert_resumes_old_states, old_states
-    from pytest_flows.human_script import ScriptedHuman
-    from pytest_flows.llm_script import LLMScript
-    from pytest_flows.loop import Scheduler, VirtualClock
-    from pytest_flows.races import RaceOutcomes, RaceResult, race_of
-    from pytest_flows.recording import (
+    from pytest_flows._internal.exploration import explore
+    from pytest_flows._internal.golden.migrations import assert_resumes_old_states, old_states
+    from pytest_flows._internal.human_script import ScriptedHuman
+    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.loop import Scheduler, VirtualClock
+    from pytest_flows._internal.races import RaceOutcomes, RaceResult, race_of
+    from pytest_flows._internal.recording import (
         CassetteMismatchError,
         PromptDriftError,
         Recording,
         RecordingBlockedError,
         use_cassette,
     )
-    from pytest_flows.replies import (
+    from pytest_flows._internal.replies import (
         ProviderError,
         RateLimitError,
         Stream,
@@ -46,16 +46,16 @@ if TYPE_CHECKING:
         call_tool,
         stream,
     )
-    from pytest_flows.run import FlowRun
-    from pytest_flows.script import ALWAYS, ScriptError, UnscriptedRequest, UnusedReplies
-    from pytest_flows.session import FlowsSession
-    from pytest_flows.snapshot import (
+    from pytest_flows._internal.run import FlowRun
+    from pytest_flows._internal.script import ALWAYS, ScriptError, UnscriptedRequest, UnusedReplies
+    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows._internal.snapshot import (
         CheckpointRoundTrip,
         checkpoint_round_trip,
         normalized,
         snapshot_text,
     )
-    from pytest_flows.state_properties import (
+    from pytest_flows._internal.state_properties import (
         assert_crash_resume,
         assert_fork_isolated,
         assert_time_travel,
@@ -63,10 +63,10 @@ if TYPE_CHECKING:
         check_fork_isolation,
         check_time_travel,
     )
-    from pytest_flows.store import (
+    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.store_records import (
         CheckpointNotFoundError,
         CrashPoint,
-        FlowStore,
         InvalidStateIdError,
         NotACheckpointError,
         SimulatedCrash,
@@ -74,92 +74,92 @@ if TYPE_CHECKING:
         StoreCorruptedError,
         StoreError,
     )
-    from pytest_flows.strategies import crash_points, scheduler_seeds, schedules
-    from pytest_flows.syrupy_extension import FlowsSnapshotExtension
-    from pytest_flows.tool_script import FakeTools
-    from pytest_flows.trace import Trace, TraceEvent
-    from pytest_flows.trajectory import TrajectoryMismatch
-    from pytest_flows.usage import BudgetExceeded, Usage
+    from pytest_flows._internal.strategies import crash_points, scheduler_seeds, schedules
+    from pytest_flows._internal.syrupy_extension import FlowsSnapshotExtension
+    from pytest_flows._internal.tool_script import FakeTools
+    from pytest_flows._internal.trace import Trace, TraceEvent
+    from pytest_flows._internal.trajectory import TrajectoryMismatch
+    from pytest_flows._internal.usage import BudgetExceeded, Usage
 
 __version__ = "0.1.0"
 
 #: Public name -> the internal module that defines it (imported on first use).
 _EXPORTS = {
     # the harness and what a run returns
-    "FlowsSession": "pytest_flows.session",
-    "FlowRun": "pytest_flows.run",
-    "Trace": "pytest_flows.trace",
-    "TraceEvent": "pytest_flows.trace",
-    "Usage": "pytest_flows.usage",
-    "Scheduler": "pytest_flows.loop",
-    "VirtualClock": "pytest_flows.loop",
+    "FlowsSession": "pytest_flows._internal.session",
+    "FlowRun": "pytest_flows._internal.run",
+    "Trace": "pytest_flows._internal.trace",
+    "TraceEvent": "pytest_flows._internal.trace",
+    "Usage": "pytest_flows._internal.usage",
+    "Scheduler": "pytest_flows._internal.loop",
+    "VirtualClock": "pytest_flows._internal.loop",
     # the fixtures' types
-    "LLMScript": "pytest_flows.llm_script",
-    "FakeTools": "pytest_flows.tool_script",
-    "FakeCrews": "pytest_flows.crew_script",
-    "ScriptedHuman": "pytest_flows.human_script",
-    "FlowStore": "pytest_flows.store",
-    "Recording": "pytest_flows.recording",
+    "LLMScript": "pytest_flows._internal.llm_script",
+    "FakeTools": "pytest_flows._internal.tool_script",
+    "FakeCrews": "pytest_flows._internal.crew_script",
+    "ScriptedHuman": "pytest_flows._internal.human_script",
+    "FlowStore": "pytest_flows._internal.store",
+    "Recording": "pytest_flows._internal.recording",
     # scripting replies
-    "ALWAYS": "pytest_flows.script",
-    "ToolCall": "pytest_flows.replies",
-    "Stream": "pytest_flows.replies",
-    "call_tool": "pytest_flows.replies",
-    "stream": "pytest_flows.replies",
-    "ProviderError": "pytest_flows.replies",
-    "RateLimitError": "pytest_flows.replies",
+    "ALWAYS": "pytest_flows._internal.script",
+    "ToolCall": "pytest_flows._internal.replies",
+    "Stream": "pytest_flows._internal.replies",
+    "call_tool": "pytest_flows._internal.replies",
+    "stream": "pytest_flows._internal.replies",
+    "ProviderError": "pytest_flows._internal.replies",
+    "RateLimitError": "pytest_flows._internal.replies",
     # exploring schedules
-    "explore": "pytest_flows.exploration",
-    "race_of": "pytest_flows.races",
-    "RaceOutcomes": "pytest_flows.races",
-    "RaceResult": "pytest_flows.races",
+    "explore": "pytest_flows._internal.exploration",
+    "race_of": "pytest_flows._internal.races",
+    "RaceOutcomes": "pytest_flows._internal.races",
+    "RaceResult": "pytest_flows._internal.races",
     # state properties
-    "CrashPoint": "pytest_flows.store",
-    "SimulatedCrash": "pytest_flows.store",
-    "check_crash_resume": "pytest_flows.state_properties",
-    "check_time_travel": "pytest_flows.state_properties",
-    "check_fork_isolation": "pytest_flows.state_properties",
-    "assert_crash_resume": "pytest_flows.state_properties",
-    "assert_time_travel": "pytest_flows.state_properties",
-    "assert_fork_isolated": "pytest_flows.state_properties",
-    "crash_points": "pytest_flows.strategies",
-    "scheduler_seeds": "pytest_flows.strategies",
-    "schedules": "pytest_flows.strategies",
+    "CrashPoint": "pytest_flows._internal.store_records",
+    "SimulatedCrash": "pytest_flows._internal.store_records",
+    "check_crash_resume": "pytest_flows._internal.state_properties",
+    "check_time_travel": "pytest_flows._internal.state_properties",
+    "check_fork_isolation": "pytest_flows._internal.state_properties",
+    "assert_crash_resume": "pytest_flows._internal.state_properties",
+    "assert_time_travel": "pytest_flows._internal.state_properties",
+    "assert_fork_isolated": "pytest_flows._internal.state_properties",
+    "crash_points": "pytest_flows._internal.strategies",
+    "scheduler_seeds": "pytest_flows._internal.strategies",
+    "schedules": "pytest_flows._internal.strategies",
     # snapshots and golden files
-    "FlowsSnapshotExtension": "pytest_flows.syrupy_extension",
-    "CheckpointRoundTrip": "pytest_flows.snapshot",
-    "checkpoint_round_trip": "pytest_flows.snapshot",
-    "normalized": "pytest_flows.snapshot",
-    "snapshot_text": "pytest_flows.snapshot",
-    "assert_resumes_old_states": "pytest_flows.golden.migrations",
-    "old_states": "pytest_flows.golden.migrations",
+    "FlowsSnapshotExtension": "pytest_flows._internal.syrupy_extension",
+    "CheckpointRoundTrip": "pytest_flows._internal.snapshot",
+    "checkpoint_round_trip": "pytest_flows._internal.snapshot",
+    "normalized": "pytest_flows._internal.snapshot",
+    "snapshot_text": "pytest_flows._internal.snapshot",
+    "assert_resumes_old_states": "pytest_flows._internal.golden.migrations",
+    "old_states": "pytest_flows._internal.golden.migrations",
     # recording
-    "use_cassette": "pytest_flows.recording",
+    "use_cassette": "pytest_flows._internal.recording",
     # writing a framework adapter
-    "AdapterBase": "pytest_flows.adapters",
-    "AdapterSpec": "pytest_flows.adapters",
-    "register_adapter": "pytest_flows.adapters",
+    "AdapterBase": "pytest_flows._internal.adapters",
+    "AdapterSpec": "pytest_flows._internal.adapters",
+    "register_adapter": "pytest_flows._internal.adapters",
     # errors and warnings
-    "FlowsError": "pytest_flows.errors",
-    "FlowsUsageError": "pytest_flows.errors",
-    "FlowsWarning": "pytest_flows.errors",
-    "NoMethodRanWarning": "pytest_flows.errors",
-    "NetworkBlockedError": "pytest_flows.errors",
-    "FlowsDeadlockError": "pytest_flows.errors",
-    "ScriptError": "pytest_flows.script",
-    "UnscriptedRequest": "pytest_flows.script",
-    "UnusedReplies": "pytest_flows.script",
-    "BudgetExceeded": "pytest_flows.usage",
-    "TrajectoryMismatch": "pytest_flows.trajectory",
-    "StoreError": "pytest_flows.store",
-    "StoreCorruptedError": "pytest_flows.store",
-    "NotACheckpointError": "pytest_flows.store",
-    "InvalidStateIdError": "pytest_flows.store",
-    "StateCodecError": "pytest_flows.store",
-    "CheckpointNotFoundError": "pytest_flows.store",
-    "PromptDriftError": "pytest_flows.recording",
-    "CassetteMismatchError": "pytest_flows.recording",
-    "RecordingBlockedError": "pytest_flows.recording",
+    "FlowsError": "pytest_flows._internal.errors",
+    "FlowsUsageError": "pytest_flows._internal.errors",
+    "FlowsWarning": "pytest_flows._internal.errors",
+    "NoMethodRanWarning": "pytest_flows._internal.errors",
+    "NetworkBlockedError": "pytest_flows._internal.errors",
+    "FlowsDeadlockError": "pytest_flows._internal.errors",
+    "ScriptError": "pytest_flows._internal.script",
+    "UnscriptedRequest": "pytest_flows._internal.script",
+    "UnusedReplies": "pytest_flows._internal.script",
+    "BudgetExceeded": "pytest_flows._internal.usage",
+    "TrajectoryMismatch": "pytest_flows._internal.trajectory",
+    "StoreError": "pytest_flows._internal.store_records",
+    "StoreCorruptedError": "pytest_flows._internal.store_records",
+    "NotACheckpointError": "pytest_flows._internal.store_records",
+    "InvalidStateIdError": "pytest_flows._internal.store_records",
+    "StateCodecError": "pytest_flows._internal.store_records",
+    "CheckpointNotFoundError": "pytest_flows._internal.store_records",
+    "PromptDriftError": "pytest_flows._internal.recording",
+    "CassetteMismatchError": "pytest_flows._internal.recording",
+    "RecordingBlockedError": "pytest_flows._internal.recording",
 }
 
 __all__ = [

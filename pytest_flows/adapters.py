@@ -1,320 +1,73 @@
-"""The adapter contract and registry: which framework adapter runs a given target.
+"""For adapter authors: everything a framework adapter needs, in one public module.
 
-An adapter module is imported only when its framework already is (a target of
-that framework exists, so the framework is in ``sys.modules``); importing
-pytest_flows never imports a framework.
-
-A framework adapter subclasses :class:`AdapterBase` and overrides the hooks
-its framework needs (the others do nothing). It becomes known to the harness
-without a core edit, in either of two ways:
-
-* ``pytest_flows.register_adapter(AdapterSpec(...))`` (from a ``conftest.py``
-  or a plugin), or
-* an entry point in the group ``pytest_flows.adapters`` whose object is an
-  :class:`AdapterSpec`, read the first time a flows test needs the list.
-
-``docs/architecture.md`` walks through writing one.
+A test never imports this (its names are in :mod:`pytest_flows`); an adapter for
+a framework pytest-flows does not ship with does (the project's tests hold one,
+written against this module alone). ``docs/architecture.md`` walks through writing one.
+Everything else under ``pytest_flows._internal`` may change without notice.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import sys
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from pytest_flows.errors import FlowsUsageError
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from pytest_flows.crew_script import FakeCrews
-    from pytest_flows.human_script import ScriptedHuman
-    from pytest_flows.llm_script import LLMScript
-    from pytest_flows.run import FlowRun
-    from pytest_flows.session import FlowsSession
-    from pytest_flows.store import FlowStore
-    from pytest_flows.tool_script import FakeTools
-    from pytest_flows.trace import TraceEvent
+from pytest_flows._internal.adapters import (
+    ENTRY_POINT_GROUP,
+    Adapter,
+    AdapterBase,
+    AdapterSpec,
+    Binding,
+    register_adapter,
+)
+from pytest_flows._internal.codec import FieldChange, differences
+from pytest_flows._internal.crew_script import RUN_FOR_REAL, FakeCrews
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.human_script import PAUSE, ScriptedHuman, is_pause
+from pytest_flows._internal.llm_script import (
+    LLMScript,
+    check_offered,
+    llm_call_event,
+    tool_calls_of,
+    tools_summary,
+)
+from pytest_flows._internal.property_runs import Outcome
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.script import Request, plain
+from pytest_flows._internal.seams import Registry, Seam, replaced
+from pytest_flows._internal.session import FlowsSession
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
+from pytest_flows._internal.tool_script import FakeTools
+from pytest_flows._internal.trace import TraceEvent
 
 __all__ = [
-    "ADAPTERS",
-    "BIND_KINDS",
     "ENTRY_POINT_GROUP",
+    "PAUSE",
+    "RUN_FOR_REAL",
     "Adapter",
     "AdapterBase",
     "AdapterSpec",
     "Binding",
-    "adapter_specs",
-    "bind_fake",
-    "declared_seams",
-    "load_adapter",
+    "FakeCrews",
+    "FakeTools",
+    "FieldChange",
+    "FlowRun",
+    "FlowStore",
+    "FlowsSession",
+    "FlowsUsageError",
+    "LLMScript",
+    "Outcome",
+    "Registry",
+    "Request",
+    "ScriptedHuman",
+    "Seam",
+    "SimulatedCrash",
+    "StoreBackend",
+    "TraceEvent",
+    "check_offered",
+    "differences",
+    "is_pause",
+    "llm_call_event",
+    "plain",
     "register_adapter",
+    "replaced",
+    "tool_calls_of",
+    "tools_summary",
 ]
-
-#: What a bind hook returns: a context manager that undoes the binding, or None.
-Binding = contextlib.AbstractContextManager[None] | None
-
-#: The entry-point group third-party adapters register their AdapterSpec in.
-ENTRY_POINT_GROUP = "pytest_flows.adapters"
-
-#: The kinds of fake the fixtures bind (``session.bind(kind, fake)``), each with its hook.
-BIND_KINDS = ("llm", "human", "store", "crews", "tools")
-
-
-class AdapterBase:
-    """What a framework adapter provides to the framework-neutral harness.
-
-    Subclass it and override what your framework needs: ``name``,
-    :meth:`accepts` and :meth:`run` have no default; every bind hook returns
-    None (the fake has no use in this framework), the rest do nothing.
-    """
-
-    name: str = ""
-
-    def configure(self) -> None:
-        """Process-wide set-up, run once right after the framework is imported."""
-        return None
-
-    def accepts(self, target: object) -> bool:
-        """Whether ``target`` (a class or an instance) is this framework's flow."""
-        raise NotImplementedError(f"{type(self).__qualname__}.accepts(target)")
-
-    def activate(self, session: FlowsSession) -> contextlib.AbstractContextManager[None]:
-        """Per-test patches and trace capture, undone when the context exits."""
-        return contextlib.nullcontext()
-
-    async def run(
-        self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> FlowRun:
-        """Run ``target`` on the current (deterministic) loop; never raise the flow's error."""
-        raise NotImplementedError(f"{type(self).__qualname__}.run(session, target, args, kwargs)")
-
-    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
-        """Where the adapter's trace events go (the session's trace)."""
-        return session.record
-
-    def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        """Answer every LLM call of the framework from ``fake`` (the ``fake_llm`` fixture)."""
-        return None
-
-    def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
-        """Answer every question the framework asks a human from ``fake`` (``human``)."""
-        return None
-
-    def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
-        """Route the framework's persistence and checkpoints into ``store`` (``flow_store``)."""
-        return None
-
-    def bind_crews(self, session: FlowsSession, fake: FakeCrews) -> Binding:
-        """Answer crew (multi-agent team) kickoffs from ``fake`` (``fake_crews``)."""
-        return None
-
-    def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
-        """Run the framework's tools through ``fake`` first (``fake_tools``)."""
-        return None
-
-    def resume_human(
-        self,
-        session: FlowsSession | None,
-        human: ScriptedHuman,
-        paused: Any,
-        feedback: str,
-        outcome: str | None,
-    ) -> FlowRun:
-        """Resume ``paused`` (a run or flow waiting for a human) with ``feedback``."""
-        raise FlowsUsageError(
-            f"human.resume() does not apply to {self.name} flows: a paused {self.name} run "
-            "continues through flows.run(...) with the answers (see the adapter's docs)."
-        )
-
-    def seams(self) -> Sequence[object]:
-        """The private places of the framework this adapter reaches into, declared."""
-        return ()
-
-
-#: The contract's type, as the session sees it: an adapter subclasses AdapterBase.
-Adapter = AdapterBase
-
-
-def declared_seams(package: str | None) -> Sequence[object]:
-    """The seams an adapter package declares in its ``seams`` module (``SEAMS``), if any.
-
-    The seam registry (:mod:`pytest_flows.seams`) is per adapter package; an
-    adapter that has no such module declares none.
-    """
-    name = f"{package}.seams"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return ()
-    return tuple(getattr(module, "SEAMS", ()))
-
-
-def bind_fake(adapter: Adapter, session: FlowsSession, kind: str, fake: Any) -> Binding:
-    """Call ``adapter``'s typed bind hook for a fake of ``kind``."""
-    if kind == "llm":
-        return adapter.bind_llm(session, fake)
-    if kind == "human":
-        return adapter.bind_human(session, fake)
-    if kind == "store":
-        return adapter.bind_store(session, fake)
-    if kind == "crews":
-        return adapter.bind_crews(session, fake)
-    if kind == "tools":
-        return adapter.bind_tools(session, fake)
-    raise FlowsUsageError(
-        f"session.bind({kind!r}, ...): no such kind of fake; the kinds are {', '.join(BIND_KINDS)}."
-    )
-
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    framework: str  # the framework's top-level import name
-    module: str  # the adapter module (it defines ADAPTER), imported only once the framework is
-    extra: str  # the pip extra (or package) that installs the framework
-    describe: str  # what the adapter runs, for error messages
-    environment: Mapping[str, str] = field(default_factory=dict)  # set before the import
-    supported: str = ""  # the distribution's versions the adapter is tested against
-
-
-#: The adapters that ship with pytest-flows.
-ADAPTERS: tuple[AdapterSpec, ...] = (
-    AdapterSpec(
-        framework="crewai",
-        module="pytest_flows.crewai.adapter",
-        extra="crewai",
-        describe="a CrewAI Flow class or instance",
-        environment={
-            "OTEL_SDK_DISABLED": "true",
-            "CREWAI_DISABLE_TELEMETRY": "true",
-            "CREWAI_TRACING_ENABLED": "false",
-            "CREWAI_TESTING": "true",
-            "CREWAI_DISABLE_VERSION_CHECK": "true",
-        },
-        supported="crewai>=1.15.20,<1.16",
-    ),
-    AdapterSpec(
-        framework="agent_framework",
-        module="pytest_flows.agent_framework.adapter",
-        extra="agent-framework",
-        describe="an Agent Framework Workflow",
-        environment={"AGENT_FRAMEWORK_DISABLE_TELEMETRY": "true"},
-        supported="agent-framework-core>=1.20,<1.24",
-    ),
-)
-
-_lock = threading.Lock()
-_registered: dict[str, AdapterSpec] = {}
-_entry_points_read = False
-_loaded: dict[str, Adapter] = {}
-
-
-def register_adapter(spec: AdapterSpec) -> None:
-    """Make a third-party framework adapter known to the harness (no core edit needed).
-
-    ``spec.module`` is imported (and its ``ADAPTER`` configured) the first time
-    a flows test runs while ``spec.framework`` is imported. Registering the
-    same spec again does nothing; another spec for the same framework is an error.
-    """
-    if not isinstance(spec, AdapterSpec):
-        raise FlowsUsageError(
-            f"register_adapter() takes an AdapterSpec, got {type(spec).__qualname__}: "
-            "register_adapter(AdapterSpec(framework='myframework', "
-            "module='myplugin.adapter', extra='myframework', describe='a MyFramework flow'))."
-        )
-    with _lock:
-        _register(spec)
-
-
-def _register(spec: AdapterSpec) -> None:
-    known = {s.framework: s for s in ADAPTERS} | _registered
-    existing = known.get(spec.framework)
-    if existing is not None and existing != spec:
-        raise FlowsUsageError(
-            f"register_adapter(): an adapter for {spec.framework!r} is already registered "
-            f"({existing.module}), and {spec.module} claims it too; a framework has one "
-            "adapter: register only one of them."
-        )
-    if existing is None:
-        _registered[spec.framework] = spec
-
-
-def _read_entry_points() -> None:
-    global _entry_points_read
-    if _entry_points_read:
-        return
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        spec = point.load()
-        if not isinstance(spec, AdapterSpec):
-            raise FlowsUsageError(
-                f"entry point {point.name!r} in group {ENTRY_POINT_GROUP!r} ({point.value}) is "
-                f"a {type(spec).__qualname__}, not an AdapterSpec; point it at a module-level "
-                "AdapterSpec(framework=..., module=..., extra=..., describe=...)."
-            )
-        _register(spec)
-    _entry_points_read = True
-
-
-def adapter_specs() -> tuple[AdapterSpec, ...]:
-    """Every known adapter: the built-in ones, then registered ones and entry points."""
-    with _lock:
-        _read_entry_points()
-        return (*ADAPTERS, *_registered.values())
-
-
-def spec_of(framework: str) -> AdapterSpec:
-    for spec in adapter_specs():
-        if spec.framework == framework:
-            return spec
-    raise FlowsUsageError(f"no pytest-flows adapter for {framework!r} is registered.")
-
-
-def load_adapter(spec: AdapterSpec) -> Adapter | None:
-    """The adapter for ``spec`` if its framework is imported (configuring it once)."""
-    if spec.framework not in sys.modules:
-        return None
-    adapter = _loaded.get(spec.framework)
-    if adapter is None:
-        try:
-            module = importlib.import_module(spec.module)
-        except ModuleNotFoundError as exc:
-            if exc.name != spec.module:
-                raise unsupported(spec, exc) from exc
-            return None  # adapter not written yet for this framework
-        except ImportError as exc:
-            raise unsupported(spec, exc) from exc
-        adapter = module.ADAPTER
-        adapter.configure()
-        _loaded[spec.framework] = adapter
-    return adapter
-
-
-def unsupported(spec: AdapterSpec, exc: ImportError) -> ImportError:
-    """``exc`` (a framework module or name the adapter needs is missing), naming the range."""
-    if not (exc.name or "").startswith(spec.framework) or not spec.supported:
-        return exc
-    from importlib.metadata import PackageNotFoundError, version
-
-    distribution = spec.supported.split(">")[0].split("<")[0].split("=")[0]
-    try:
-        installed = version(distribution)
-    except PackageNotFoundError:
-        installed = "unknown"
-    return ImportError(
-        f"pytest-flows' {spec.framework} adapter cannot load: {exc}. It supports "
-        f"{spec.supported}; {distribution} {installed} is installed. Install a supported "
-        f"version (pip install 'pytest-flows[{spec.extra}]').",
-        name=exc.name,
-    )
-
-
-def imported_adapters() -> list[Adapter]:
-    return [a for a in (load_adapter(s) for s in adapter_specs()) if a is not None]

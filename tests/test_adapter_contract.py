@@ -1,4 +1,4 @@
-"""The adapter contract (pytest_flows.adapters): typed hooks with defaults, registration
+"""The adapter contract (pytest_flows._internal.adapters): typed hooks with defaults, registration
 without a core edit (register_adapter, the entry-point group), one fake_llm type, one
 reseed, and the state properties on an Agent Framework workflow through its store
 backend's operations()."""
@@ -10,11 +10,16 @@ from typing import Any
 
 import pytest
 
-from pytest_flows import adapters
-from pytest_flows.adapters import AdapterBase, AdapterSpec, adapter_specs, register_adapter
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.llm_script import LLMScript
-from pytest_flows.seeding import reseeded
+from pytest_flows._internal import adapters
+from pytest_flows._internal.adapters import (
+    AdapterBase,
+    AdapterSpec,
+    adapter_specs,
+    register_adapter,
+)
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.seeding import reseeded
 
 
 class Minimal(AdapterBase):

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from pytest_flows.coverage import notes
-from pytest_flows.coverage.counting import Counted, count
-from pytest_flows.coverage.data import CoverageData
-from pytest_flows.coverage.model import Branch, FlowGraph, Item, Node
-from pytest_flows.coverage.report import percent_text, report_lines
-from pytest_flows.trace import TraceEvent
+from pytest_flows._internal.coverage import notes
+from pytest_flows._internal.coverage.counting import Counted, count
+from pytest_flows._internal.coverage.data import CoverageData
+from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Node
+from pytest_flows._internal.coverage.report import percent_text, report_lines
+from pytest_flows._internal.trace import TraceEvent
 
 
 def _graph(key: str = "m.Demo", name: str = "Demo") -> FlowGraph:

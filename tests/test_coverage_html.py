@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_flows.coverage.counting import Counted
-from pytest_flows.coverage.data import CoverageData
-from pytest_flows.coverage.html import NODE_H, NODE_W, write_html
-from pytest_flows.coverage.model import Branch, FlowGraph, Item, Link, Node
+from pytest_flows._internal.coverage.counting import Counted
+from pytest_flows._internal.coverage.data import CoverageData
+from pytest_flows._internal.coverage.html import NODE_H, NODE_W, write_html
+from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Fills of covered and missed nodes (see html.py).

@@ -87,7 +87,8 @@ def test_other_pages_pass_through_and_a_lost_marker_fails() -> None:
 def test_rest_roles_and_literal_blocks_become_markdown() -> None:
     rest = _hook("griffe_rst")
     docstring = (
-        "Returns a :class:`~pytest_flows.run.FlowRun`; see :meth:`close` and :func:`helper`.\n"
+        "Returns a :class:`~pytest_flows._internal.run.FlowRun`; see :meth:`close` and "
+        ":func:`helper`.\n"
         "\n"
         "Use it so::\n"
         "\n"
@@ -104,7 +105,8 @@ def test_rest_roles_and_literal_blocks_become_markdown() -> None:
 
     link = '<autoref identifier="{}" optional><code>{}</code></autoref>'
     assert package["f"].docstring.value.splitlines() == [
-        f"Returns a {link.format('pytest_flows.run.FlowRun', 'FlowRun')}; see <code>close</code>"
+        f"Returns a {link.format('pytest_flows._internal.run.FlowRun', 'FlowRun')}; "
+        "see <code>close</code>"
         f" and {link.format('pkg.helper', 'helper')}.",
         "",
         "Use it so:",

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_flows import FlowsSession
-from pytest_flows._durations import check_duration
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import Answer, ScriptedHuman
-from pytest_flows.llm_script import LLMScript
-from pytest_flows.replies import RateLimitError, stream
+from pytest_flows._internal.durations import check_duration
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.human_script import Answer, ScriptedHuman
+from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.replies import RateLimitError, stream
 
 NONSENSE = [math.inf, -math.inf, math.nan, -1, -0.5, 10**400, True, "3", None, [1]]
 

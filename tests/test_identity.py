@@ -12,8 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from pytest_flows.identity import DEFAULT_EPOCH, Normalizer, frozen_wall_clock, seeded_uuids
-from pytest_flows.loop import VirtualClock, run
+from pytest_flows._internal.identity import (
+    DEFAULT_EPOCH,
+    Normalizer,
+    frozen_wall_clock,
+    seeded_uuids,
+)
+from pytest_flows._internal.loop import VirtualClock, run
 
 
 class Captured(BaseModel):

@@ -1,4 +1,5 @@
-"""Every public module of pytest_flows works as the first import of a test module.
+"""Every module of pytest_flows (public or under ``_internal``) works as the first import
+of a test module.
 
 The plugin configures a framework's adapter the moment the framework is
 imported; a module that imports the framework half-way through its own import
@@ -29,8 +30,8 @@ def _public_modules() -> list[str]:
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        if any(part.startswith("_") for part in parts):
-            continue
+        if any(part.startswith("_") and part != "_internal" for part in parts):
+            continue  # a private helper module is no module's first import
         modules.append(".".join(parts))
     return modules
 
@@ -42,13 +43,13 @@ def test_the_public_modules_are_found() -> None:
     # guards the walk above: an empty or partial list would make the test below vacuous
     assert {
         "pytest_flows",
-        "pytest_flows.plugin",
+        "pytest_flows._internal.plugin",
         "pytest_flows.agent_framework",
         "pytest_flows.agent_framework.llm",
         "pytest_flows.crewai",
         "pytest_flows.crewai.adapter",
     } <= set(MODULES)
-    assert not [m for m in MODULES if "._" in m]
+    assert not [m for m in MODULES if "._" in m.replace("._internal", "")]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -73,7 +74,7 @@ def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path: Path
             "pytest",
             "-q",
             "-p",
-            "pytest_flows.plugin",
+            "pytest_flows._internal.plugin",
             "-p",
             "no:cacheprovider",
             "test_first_import.py",

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_flows.errors import NetworkBlockedError
-from pytest_flows.loop import DeterministicEventLoop
+from pytest_flows._internal.errors import NetworkBlockedError
+from pytest_flows._internal.loop import DeterministicEventLoop
 
 # What the process looked like before any test ran.
 ORIGINAL = {
@@ -126,7 +126,7 @@ import asyncio
 
 import pytest
 
-from pytest_flows.loop import DeterministicEventLoop
+from pytest_flows._internal.loop import DeterministicEventLoop
 
 
 def test_{m}_01_flows(flows, isolated):
@@ -248,7 +248,7 @@ def test_flows_all_implies_session_isolation(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import asyncio, os
-        from pytest_flows.loop import DeterministicEventLoopPolicy
+        from pytest_flows._internal.loop import DeterministicEventLoopPolicy
 
         def test_plain():
             assert "OPENAI_API_KEY" not in os.environ
@@ -266,7 +266,7 @@ def test_a_recording_test_is_isolated_too(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import os, pytest
-        from pytest_flows.recording import REPLAY_KEY
+        from pytest_flows._internal.recording import REPLAY_KEY
 
         @pytest.mark.recorded(record_mode="none")
         def test_replay():
@@ -294,8 +294,8 @@ def test_a_harness_that_fails_to_open_leaves_nothing_behind(
     import contextlib
     import time
 
-    from pytest_flows import session as session_module
-    from pytest_flows.loop import active_scheduler
+    from pytest_flows._internal import session as session_module
+    from pytest_flows._internal.loop import active_scheduler
 
     @contextlib.contextmanager
     def broken_guard(allow: object) -> object:

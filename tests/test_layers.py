@@ -90,6 +90,6 @@ def test_the_check_sees_what_it_is_for() -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from pytest_flows.crewai.llm import FakeLLM\n"
         "def f():\n    from pytest_flows.crewai.llm import FakeLLM\n"
-        "from pytest_flows.session import FlowsSession\n"
+        "from pytest_flows._internal.session import FlowsSession\n"
     )
     assert _adapter_imports_at_module_level(fine) == []

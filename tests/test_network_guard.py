@@ -13,8 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_flows.errors import FlowsUsageError, NetworkBlockedError
-from pytest_flows.network import check_allow_hosts, is_loopback, loopback_only, network_guard
+from pytest_flows._internal.errors import FlowsUsageError, NetworkBlockedError
+from pytest_flows._internal.network import (
+    check_allow_hosts,
+    is_loopback,
+    loopback_only,
+    network_guard,
+)
 
 
 @pytest.fixture
@@ -275,8 +280,8 @@ def test_a_string_allow_hosts_on_the_marker_or_the_session_is_a_usage_error(
     pytester.makepyfile(
         """
         import pytest
-        from pytest_flows.errors import FlowsUsageError
-        from pytest_flows.session import FlowsSession
+        from pytest_flows._internal.errors import FlowsUsageError
+        from pytest_flows._internal.session import FlowsSession
 
         @pytest.mark.flows(allow_hosts="api.openai.com")
         def test_marker():

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestDeprecationWarning
 
 def test_importing_pytest_flows_does_not_import_a_framework() -> None:
     code = (
-        "import sys, pytest_flows, pytest_flows.plugin, pytest_flows.loop, pytest_flows.trace\n"
+        "import sys, pytest_flows, pytest_flows._internal.plugin, pytest_flows._internal.loop\n"
+        "import pytest_flows._internal.trace\n"
         "bad = sorted(m for m in ('crewai', 'agent_framework') if m in sys.modules)\n"
         "print(','.join(bad) or 'clean')"
     )
@@ -23,9 +24,9 @@ def test_importing_pytest_flows_does_not_import_a_framework() -> None:
 def test_loading_the_plugin_defers_pydantic_and_the_fixture_implementations() -> None:
     # start-up cost: a run that uses no flows fixture should not pay for them
     code = (
-        "import sys, pytest_flows.plugin\n"
-        "heavy = ('pydantic', 'pytest_flows.session', 'pytest_flows.store',"
-        " 'pytest_flows.snapshot')\n"
+        "import sys, pytest_flows._internal.plugin\n"
+        "heavy = ('pydantic', 'pytest_flows._internal.session', 'pytest_flows._internal.store',"
+        " 'pytest_flows._internal.snapshot')\n"
         "print(','.join(m for m in heavy if m in sys.modules) or 'light')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -87,7 +88,7 @@ def test_marker_rejects_unknown_arguments(pytester: pytest.Pytester) -> None:
 SEED_PROBE = """
 import asyncio
 import pytest
-from pytest_flows.loop import active_scheduler
+from pytest_flows._internal.loop import active_scheduler
 
 def probe():
     scheduler = active_scheduler()

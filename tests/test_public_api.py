@@ -30,6 +30,18 @@ PUBLIC_MODULES = {
     "pytest_flows.crewai",
     "pytest_flows.agent_framework",
     "pytest_flows.conformance",
+    # For adapter authors (docs/architecture.md shows an adapter's imports).
+    "pytest_flows.adapters",
+}
+#: What may sit at the package's top: the public modules, and _internal for the rest.
+TOP_LEVEL = {
+    "__init__.py",
+    "py.typed",
+    "adapters.py",
+    "crewai",
+    "agent_framework",
+    "conformance",
+    "_internal",
 }
 #: Imports the docs keep from an internal module until the public place has the name.
 NOT_YET_PUBLIC = {
@@ -43,11 +55,12 @@ _FROM_IMPORT = re.compile(
 )
 
 
-def _documented_surface() -> set[str]:
-    """The names in the first column of the tables under '## Public API'."""
+def _documented_surface(heading: str = "Public API") -> set[str]:
+    """The names in the first column of the tables under ``## {heading}``."""
     text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
-    assert "\n## Public API\n" in text, "docs/reference.md lost its '## Public API' section"
-    section = text.split("\n## Public API\n", 1)[1].split("\n## ", 1)[0]
+    marker = f"\n## {heading}\n"
+    assert marker in text, f"docs/reference.md lost its '## {heading}' section"
+    section = text.split(marker, 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
     for line in section.splitlines():
         if line.startswith("| `"):
@@ -61,6 +74,19 @@ def test_all_is_the_documented_surface() -> None:
     assert len(pytest_flows.__all__) == len(exported), "a name is twice in __all__"
     assert exported - documented == set(), "exported but not in docs/reference.md's Public API"
     assert documented - exported == set(), "in docs/reference.md's Public API but not exported"
+
+
+def test_the_adapter_kit_is_its_documented_table() -> None:
+    from pytest_flows import adapters
+
+    documented = _documented_surface("For adapter authors: `pytest_flows.adapters`")
+    assert set(adapters.__all__) == documented
+    assert [n for n in adapters.__all__ if not hasattr(adapters, n)] == []
+
+
+def test_everything_not_public_is_under_internal() -> None:
+    present = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    assert present == TOP_LEVEL, "a module outside _internal/ is public: document it or move it"
 
 
 def test_every_public_name_loads_without_a_framework() -> None:
@@ -196,15 +222,16 @@ def test_docs_and_examples_import_only_from_the_public_modules() -> None:
 def test_the_checks_catch_what_they_are_for() -> None:
     # The resolver and the import scanner, on mentions known to be wrong.
     assert _problem("pytest_flows.NotAName") is not None
-    assert _problem("pytest_flows.errors.NotAName") is not None
+    assert _problem("pytest_flows._internal.errors.NotAName") is not None
     assert _problem("pytest_flows.not_a_module.Name") is not None
     assert _problem("pytest_flows.ALWAYS") is None
-    assert _problem("pytest_flows.errors.NoMethodRanWarning") is None
+    assert _problem("pytest_flows._internal.errors.NoMethodRanWarning") is None
     assert _problem("pytest_flows.crewai.crews.crew_output") is None
     text = (
-        "```python\nfrom pytest_flows.replies import (\n    call_tool,  # x\n    stream as s,\n)\n"
+        "```python\nfrom pytest_flows._internal.replies import (\n"
+        "    call_tool,  # x\n    stream as s,\n)\n"
     )
     assert list(_from_import_names(text)) == [
-        ("pytest_flows.replies", "call_tool"),
-        ("pytest_flows.replies", "stream"),
+        ("pytest_flows._internal.replies", "call_tool"),
+        ("pytest_flows._internal.replies", "stream"),
     ]

@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 from vcr.request import Request
 
-from pytest_flows._secrets import is_secret_field_name, secret_encodings
-from pytest_flows.recording.scrub import PLACEHOLDER, Scrubber
+from pytest_flows._internal.recording.scrub import PLACEHOLDER, Scrubber
+from pytest_flows._internal.secrets import is_secret_field_name, secret_encodings
 
 SECRET = "AbC/dEf+GhI="
 

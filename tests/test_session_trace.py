@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pytest_flows import loop as _loop
-from pytest_flows.run import FlowRun
-from pytest_flows.session import FlowsSession
-from pytest_flows.trace import TraceEvent
+from pytest_flows._internal import loop as _loop
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.session import FlowsSession
+from pytest_flows._internal.trace import TraceEvent
 
 
 class StepAdapter:

@@ -13,13 +13,13 @@ import pytest
 from pydantic import BaseModel
 from syrupy.extensions.amber import AmberDataSerializer
 
-from pytest_flows.codec import FieldChange
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.races import RaceResult, race_of, races
-from pytest_flows.run import FlowRun
-from pytest_flows.snapshot import FlowsAmberSerializer, normalized, snapshot_text
-from pytest_flows.store import CheckpointRecord, StateSave
-from pytest_flows.trace import Trace, TraceEvent
+from pytest_flows._internal.codec import FieldChange
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.races import RaceResult, race_of, races
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.snapshot import FlowsAmberSerializer, normalized, snapshot_text
+from pytest_flows._internal.store_records import CheckpointRecord, StateSave
+from pytest_flows._internal.trace import Trace, TraceEvent
 
 ID_A = "5f0c1a52-8d1e-4c3b-9a47-0e2f3b4c5d6e"
 ID_B = "0b7a9e10-2c3d-4e5f-8a9b-1c2d3e4f5a6b"
@@ -189,8 +189,8 @@ def test_normalized_renders_plain_objects_by_type_and_public_fields() -> None:
 def test_a_plain_object_renders_the_same_in_another_process() -> None:
     code = textwrap.dedent(
         """\
-        from pytest_flows.run import FlowRun
-        from pytest_flows.snapshot import normalized, snapshot_text
+        from pytest_flows._internal.run import FlowRun
+        from pytest_flows._internal.snapshot import normalized, snapshot_text
         class Thing:
             def __init__(self): self.size = 2
         print(normalized(Thing()))
@@ -207,7 +207,7 @@ def test_a_plain_object_renders_the_same_in_another_process() -> None:
 
 
 def test_error_lines_carry_no_memory_address() -> None:
-    from pytest_flows.races import _outcome_text
+    from pytest_flows._internal.races import _outcome_text
 
     error = ValueError(f"cannot ship {object()!r}")
     run = FlowRun(flow=None, error=error)
@@ -328,7 +328,7 @@ def test_race_results_and_lists_of_them_have_snapshot_text() -> None:
 # -- syrupy wiring ---------------------------------------------------------------------------------
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 SNAPSHOT_TEST = """
-from pytest_flows.trace import Trace, TraceEvent
+from pytest_flows._internal.trace import Trace, TraceEvent
 
 def test_trace(snapshot):
     trace = Trace.of([
@@ -393,10 +393,10 @@ def test_the_extension_is_the_default_unless_the_project_chose_another(
     result.assert_outcomes(passed=1)
 
 
-# -- known gap (pytest_flows/trace.py, not this extension) -----------------------------------
+# -- known gap (pytest_flows/_internal/trace.py, not this extension) ---------------------
 def test_a_set_inside_a_traced_value_renders_the_same_under_every_hash_seed() -> None:
     code = (
-        "from pytest_flows.trace import render_value;"
+        "from pytest_flows._internal.trace import render_value;"
         "print(render_value({'tags': {'alpha', 'beta', 'gamma', 'delta', 'omega'}}))"
     )
     outputs = {

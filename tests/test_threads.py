@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_flows.errors import FlowsDeadlockError
-from pytest_flows.loop import Scheduler, run
+from pytest_flows._internal.errors import FlowsDeadlockError
+from pytest_flows._internal.loop import Scheduler, run
 
 Scenario = Callable[[float], Coroutine[Any, Any, Any]]
 
@@ -279,8 +279,8 @@ def test_a_test_ending_between_choosing_a_thread_and_waking_it_wakes_it_once() -
     # then the holder hands the baton over: that hand-off must not wake the thread a
     # second time ("release unlocked lock", seen once in a long exploration) and the
     # holder must not park for ever.
-    from pytest_flows.loop import VirtualClock
-    from pytest_flows.threads import ThreadScheduler
+    from pytest_flows._internal.loop import VirtualClock
+    from pytest_flows._internal.threads import ThreadScheduler
 
     sched = ThreadScheduler(VirtualClock(), seed=0, stream="detach-race")
     holder = sched.enter("holder")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pytest_flows.trace import Trace, TraceEvent, render_value
+from pytest_flows._internal.trace import Trace, TraceEvent, render_value
 
 
 class Point(BaseModel):

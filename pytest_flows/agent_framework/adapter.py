@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRunState
 
-from pytest_flows.adapters import AdapterBase, Binding, declared_seams
+from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.seams import replaced
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.checkpoints import (
     CheckpointSaveError,
@@ -32,16 +35,13 @@ from pytest_flows.agent_framework.tracing import (
     active_tracer,
     render,
 )
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.run import FlowRun
-from pytest_flows.seams import replaced
 
 if TYPE_CHECKING:
-    from pytest_flows.human_script import ScriptedHuman
-    from pytest_flows.llm_script import LLMScript
-    from pytest_flows.session import FlowsSession
-    from pytest_flows.store import FlowStore
-    from pytest_flows.tool_script import FakeTools
+    from pytest_flows._internal.human_script import ScriptedHuman
+    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.tool_script import FakeTools
 
 __all__ = ["ADAPTER", "AgentFrameworkAdapter", "OutputRecord", "PendingRequest", "WorkflowRun"]
 

@@ -39,12 +39,12 @@ from agent_framework import (
     WorkflowCheckpointException,
 )
 
+from pytest_flows._internal.errors import FlowsError, FlowsUsageError
 from pytest_flows.agent_framework.patches import (
     allowed_types_of,
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
-from pytest_flows.errors import FlowsError, FlowsUsageError
 
 __all__ = [
     "CheckpointInfo",
@@ -480,7 +480,7 @@ class FlowsCheckpointStorage:
 
         Raises :class:`CheckpointRefusedError` if the file storage would refuse it.
         """
-        from pytest_flows.codec import differences
+        from pytest_flows._internal.codec import differences
 
         try:
             encoded = json.dumps(encode_checkpoint_value(value), ensure_ascii=False)

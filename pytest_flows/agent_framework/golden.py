@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
 
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.golden.breaks import GoldenBreak
+from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework import patches
 from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.golden.breaks import GoldenBreak
-from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
-    from pytest_flows.golden.replay import Scripted
-    from pytest_flows.run import FlowRun
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.golden.replay import Scripted
+    from pytest_flows._internal.run import FlowRun
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["ADAPTER", "AgentFrameworkGolden", "graph_lines"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_flows._internal.coverage import notes
+from pytest_flows._internal.coverage.model import FlowGraph, Item, Link, Node
 from pytest_flows.agent_framework.llm import current_workflow
-from pytest_flows.coverage import notes
-from pytest_flows.coverage.model import FlowGraph, Item, Link, Node
 
 __all__ = ["note_started", "workflow_graph"]
 

@@ -36,12 +36,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pytest_flows._durations import check_duration
-from pytest_flows.agent_framework.tracing import render
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import PAUSE as _PAUSE
-from pytest_flows.human_script import is_pause, occurrence
-from pytest_flows.script import (
+from pytest_flows._internal.durations import check_duration
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.human_script import PAUSE as _PAUSE
+from pytest_flows._internal.human_script import is_pause, occurrence
+from pytest_flows._internal.script import (
     Match,
     Request,
     ScriptError,
@@ -50,6 +49,7 @@ from pytest_flows.script import (
     UnscriptedRequest,
     short,
 )
+from pytest_flows.agent_framework.tracing import render
 
 __all__ = ["PAUSE", "RequestRule", "Requests", "requests"]
 

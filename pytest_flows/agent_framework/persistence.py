@@ -7,17 +7,17 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.property_runs import Outcome
+from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
 from pytest_flows.agent_framework.checkpoints import (
     CheckpointRules,
     FlowsCheckpointStorage,
     check_rules,
 )
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.property_runs import Outcome
-from pytest_flows.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["AgentFrameworkOperations", "AgentFrameworkStoreBackend", "checkpoint_storage"]
 
@@ -47,7 +47,7 @@ class AgentFrameworkStoreBackend:
     def accepts(self, target: object) -> bool:
         from agent_framework import Workflow, WorkflowCheckpoint
 
-        from pytest_flows.run import FlowRun
+        from pytest_flows._internal.run import FlowRun
 
         if isinstance(target, FlowRun):
             return isinstance(target.flow, Workflow)

@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from pytest_flows._internal.codec import differences
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.identity import Normalizer
+from pytest_flows._internal.seeding import reseeded, runs_by_seed
+from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework.adapter import WorkflowRun
 from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
-from pytest_flows.codec import differences
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.identity import Normalizer
-from pytest_flows.seeding import reseeded, runs_by_seed
-from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = [
     "RestoreCheck",

@@ -1,6 +1,6 @@
 """Every reach into Agent Framework that it does not promise to keep, declared once.
 
-Each :class:`~pytest_flows.seams.Seam` names what the harness patches (or
+Each :class:`~pytest_flows._internal.seams.Seam` names what the harness patches (or
 shadows on one workflow's runner objects), the private functions it calls and
 the private attributes it reads, why, and what it relies on there.
 :func:`check_patch_points` resolves all of them (the test suite calls it): after
@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from pytest_flows.seams import Registry, Seam, check, framework_versions
+from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
 
 __all__ = ["SEAMS", "check_patch_points"]
 
@@ -240,12 +240,12 @@ SEAMS = Registry("agent_framework", __name__, *WORKFLOWS, *CHECKPOINTS, *CHAT_AN
 
 
 def check_patch_points() -> None:
-    """Raise :class:`~pytest_flows.seams.SeamsMoved` naming every seam that moved.
+    """Raise :class:`~pytest_flows._internal.seams.SeamsMoved` naming every seam that moved.
 
     Covers every declaration above and the stdlib's seams, so one call vets
     every patch an Agent Framework test gets.
     """
-    from pytest_flows._stdlib_seams import check_stdlib_seams
+    from pytest_flows._internal.stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("agent_framework")
     check(SEAMS, owner="agent_framework", installed=installed, supported=supported)

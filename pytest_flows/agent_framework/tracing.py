@@ -35,9 +35,9 @@ from agent_framework import (
     WorkflowMessage,
 )
 
+from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 from pytest_flows.agent_framework import graph, patches
 from pytest_flows.agent_framework.checkpoints import refusal_from
-from pytest_flows.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 
 __all__ = ["WorkflowTracer", "active_tracer", "render"]
 
@@ -112,7 +112,7 @@ def _json_like(value: Any) -> bool:
 
 
 def render(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """Like :func:`~pytest_flows.trace.render_value`, with short forms of AF types."""
+    """Like :func:`~pytest_flows._internal.trace.render_value`, with short forms of AF types."""
     summary = _summary(value)
     if summary is None and isinstance(value, list | tuple) and value:
         parts = [_summary(item) for item in value]

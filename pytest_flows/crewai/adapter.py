@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from crewai.flow.flow import Flow
 
-from pytest_flows.adapters import AdapterBase, Binding, declared_seams
+from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
+from pytest_flows._internal.errors import FlowsUsageError, NoMethodRanWarning
+from pytest_flows._internal.run import FlowRun
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.bus_handlers import scoped_handlers
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
@@ -22,16 +24,14 @@ from pytest_flows.crewai.kickoff_args import (
 from pytest_flows.crewai.memory import memory_storage
 from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.crewai.tracing import CrewAITraceRecorder
-from pytest_flows.errors import FlowsUsageError, NoMethodRanWarning
-from pytest_flows.run import FlowRun
 
 if TYPE_CHECKING:
-    from pytest_flows.crew_script import FakeCrews
-    from pytest_flows.human_script import ScriptedHuman
-    from pytest_flows.llm_script import LLMScript
-    from pytest_flows.session import FlowsSession
-    from pytest_flows.store import FlowStore
-    from pytest_flows.tool_script import FakeTools
+    from pytest_flows._internal.crew_script import FakeCrews
+    from pytest_flows._internal.human_script import ScriptedHuman
+    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.tool_script import FakeTools
 
 __all__ = ["ADAPTER", "CrewAIAdapter"]
 

@@ -21,9 +21,9 @@ from crewai.events.types.llm_events import LLMCallCompletedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
-from pytest_flows import usage
+from pytest_flows._internal import usage
+from pytest_flows._internal.trace import TraceEvent, render_value
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
-from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = [
     "FlowCaller",

@@ -31,15 +31,15 @@ from crewai.events.types.checkpoint_events import (
 )
 from pydantic_core import to_jsonable_python
 
-from pytest_flows.codec import find_unserializable
-from pytest_flows.crewai import store_patches
-from pytest_flows.store import (
+from pytest_flows._internal.codec import find_unserializable
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import (
     CheckpointNotFoundError,
-    FlowStore,
     NotACheckpointError,
     decode_stored,
 )
-from pytest_flows.trace import render_value
+from pytest_flows._internal.trace import render_value
+from pytest_flows.crewai import store_patches
 
 __all__ = ["CheckpointRouter", "CheckpointTracer", "not_a_checkpoint"]
 

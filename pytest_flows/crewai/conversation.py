@@ -39,14 +39,14 @@ from crewai.events.types.flow_events import (
 from crewai.flow.conversational_mixin import _ConversationalMixin
 from crewai.flow.flow import Flow
 
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.script import code, short
 from pytest_flows.crewai import callers
 from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.crewai.transcript import Frame, Transcript, Turn
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.script import code, short
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["ChatSession", "Conversation", "Frame", "Transcript", "Turn"]
 
@@ -93,7 +93,7 @@ class ChatSession:
 
     def router_fails(self, error: BaseException | None = None) -> ChatSession:
         """The LLM router raises on the next turn (crewai then falls back)."""
-        from pytest_flows.replies import ProviderError
+        from pytest_flows._internal.replies import ProviderError
 
         failure = error or ProviderError("router unavailable (scripted)", status_code=503)
         self._owner.llm.on(purpose="router", flow=self.name).reply(failure)

@@ -11,9 +11,9 @@ from crewai.tasks.output_format import OutputFormat
 from crewai.tasks.task_output import TaskOutput
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows.crew_script import CrewReply, crew_output
-from pytest_flows.script import Request, ScriptReplyError, short
-from pytest_flows.trace import render_value
+from pytest_flows._internal.crew_script import CrewReply, crew_output
+from pytest_flows._internal.script import Request, ScriptReplyError, short
+from pytest_flows._internal.trace import render_value
 
 __all__ = ["CrewReply", "crew_output", "to_agent_output", "to_crew_output"]
 

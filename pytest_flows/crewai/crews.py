@@ -1,4 +1,4 @@
-"""crewai's side of ``fake_crews`` (:mod:`pytest_flows.crew_script`): scripted
+"""crewai's side of ``fake_crews`` (:mod:`pytest_flows._internal.crew_script`): scripted
 ``CrewOutput`` s for crew kickoffs and declarative agent steps.
 
 While bound, ``Crew.kickoff``/``kickoff_async``/``akickoff`` (so also
@@ -24,7 +24,14 @@ from crewai.agent.core import Agent
 from crewai.crew import Crew
 from crewai.utilities.agent_utils import is_inside_event_loop
 
-from pytest_flows.crew_script import RUN_FOR_REAL, CrewReply, CrewRule, FakeCrews, crew_output
+from pytest_flows._internal.crew_script import (
+    RUN_FOR_REAL,
+    CrewReply,
+    CrewRule,
+    FakeCrews,
+    crew_output,
+)
+from pytest_flows._internal.script import Request
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai.crew_outputs import (
     error_fields,
@@ -33,10 +40,9 @@ from pytest_flows.crewai.crew_outputs import (
     to_crew_output,
 )
 from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.script import Request
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = [  # the scripting side is the core's (crew_script); importable from here too
     "RUN_FOR_REAL",
@@ -250,6 +256,6 @@ def install(session: FlowsSession, fake: FakeCrews) -> Iterator[None]:
 
 
 def _usage(message: str) -> Exception:
-    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows._internal.errors import FlowsUsageError
 
     return FlowsUsageError(message)

@@ -25,21 +25,26 @@ import pytest
 from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
+from pytest_flows._internal.golden.breaks import GoldenBreak
+from pytest_flows._internal.golden.replay import Scripted, jsonable
+from pytest_flows._internal.human_script import ScriptedHuman
+from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import (
+    PendingFeedback,
+    StoreCorruptedError,
+    decode_stored,
+)
+from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import crews as crewai_crews
 from pytest_flows.crewai import graph as crewai_graph
 from pytest_flows.crewai import human as crewai_human
 from pytest_flows.crewai import llm as crewai_llm
 from pytest_flows.crewai import persistence
-from pytest_flows.golden.breaks import GoldenBreak
-from pytest_flows.golden.replay import Scripted, jsonable
-from pytest_flows.human_script import ScriptedHuman
-from pytest_flows.llm_script import LLMScript
-from pytest_flows.store import FlowStore, PendingFeedback, StoreCorruptedError, decode_stored
-from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
-    from pytest_flows.run import FlowRun
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.run import FlowRun
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["ADAPTER", "CrewAIGolden", "state_model_problems", "topology_of"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from pytest_flows.coverage import notes
-from pytest_flows.coverage.model import Branch, FlowGraph, Item, Link, Node
+from pytest_flows._internal.coverage import notes
+from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
 
 __all__ = ["flow_graph", "note_started"]
 

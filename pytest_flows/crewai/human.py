@@ -31,16 +31,16 @@ from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedba
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows import _stdlib_seams
+from pytest_flows._internal import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.script import ScriptReplyError, short
 from pytest_flows.crewai import callers
 from pytest_flows.crewai import human_patches as patches
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
-from pytest_flows.run import FlowRun
-from pytest_flows.script import ScriptReplyError, short
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["ask", "feedback", "install", "resume"]
 

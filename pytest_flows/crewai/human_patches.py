@@ -17,8 +17,8 @@ from typing import Any
 
 from crewai.flow.runtime import Flow
 
+from pytest_flows._internal.seams import replaced
 from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.seams import replaced
 
 __all__ = [
     "ask_timeout",

@@ -4,7 +4,7 @@ crewai accepts some mistakes silently (an input that is not a state field is
 dropped, so the test checks nothing) and reports others far from their cause
 (a non-``str`` input key fails inside ``FlowStartedEvent``, a string
 ``from_checkpoint`` as an ``AttributeError``). Each becomes a
-:class:`~pytest_flows.errors.FlowsUsageError` naming the argument and the fix.
+:class:`~pytest_flows._internal.errors.FlowsUsageError` naming the argument and the fix.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from crewai.flow.flow import Flow
 from crewai.state.checkpoint_config import CheckpointConfig
 from pydantic import BaseModel
 
-from pytest_flows.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError
 
 __all__ = ["KICKOFF_PARAMS", "check_kickoff_args", "check_state_inputs", "declared_model"]
 

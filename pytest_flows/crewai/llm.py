@@ -20,8 +20,19 @@ from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows import loop as _loop
-from pytest_flows import usage as run_usage
+from pytest_flows._internal import loop as _loop
+from pytest_flows._internal import usage as run_usage
+from pytest_flows._internal.llm_script import (
+    LLMScript,
+    check_offered,
+    llm_call_event,
+    tool_calls_of,
+    tools_summary,
+)
+from pytest_flows._internal.participants import sleep_on
+from pytest_flows._internal.replies import Stream, ToolCall
+from pytest_flows._internal.script import Exchange, Request, ScriptError
+from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import callers, patches
 from pytest_flows.crewai import llm_shapes as shapes
 from pytest_flows.crewai.compat import (
@@ -30,20 +41,9 @@ from pytest_flows.crewai.compat import (
     run_with_rate_limit_retry,
 )
 from pytest_flows.crewai.llm_routing import route_constructor, route_existing
-from pytest_flows.llm_script import (
-    LLMScript,
-    check_offered,
-    llm_call_event,
-    tool_calls_of,
-    tools_summary,
-)
-from pytest_flows.participants import sleep_on
-from pytest_flows.replies import Stream, ToolCall
-from pytest_flows.script import Exchange, Request, ScriptError
-from pytest_flows.trace import render_value
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["FakeLLM", "install"]
 

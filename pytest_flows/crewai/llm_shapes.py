@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows.llm_script import placeholder
-from pytest_flows.replies import ToolCall
-from pytest_flows.script import Request, ScriptError, ScriptReplyError
-from pytest_flows.trace import render_value
+from pytest_flows._internal.llm_script import placeholder
+from pytest_flows._internal.replies import ToolCall
+from pytest_flows._internal.script import Request, ScriptError, ScriptReplyError
+from pytest_flows._internal.trace import render_value
 
 
 def as_text(value: Any) -> str:

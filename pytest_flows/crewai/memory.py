@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_flows.isolation import in_isolation
+from pytest_flows._internal.isolation import in_isolation
 
 __all__ = ["NullMemoryStorage", "memory_storage"]
 

@@ -22,10 +22,10 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
+from pytest_flows._internal.participants import switch_point
+from pytest_flows._internal.seams import replaced
 from pytest_flows.crewai.seams import SEAMS, check_patch_points
 from pytest_flows.crewai.state_access import observed
-from pytest_flows.participants import switch_point
-from pytest_flows.seams import replaced
 
 __all__ = [
     "InlineExecutor",

@@ -31,22 +31,22 @@ from crewai.flow.flow import Flow
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, Field, ValidationError
 
-from pytest_flows.codec import FieldChange, differences, find_unserializable
-from pytest_flows.crewai import store_patches as patches
-from pytest_flows.crewai.compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
-from pytest_flows.loop import Scheduler, active_scheduler
-from pytest_flows.store import (
-    FlowStore,
+from pytest_flows._internal.codec import FieldChange, differences, find_unserializable
+from pytest_flows._internal.loop import Scheduler, active_scheduler
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import (
     PendingFeedback,
     StateCodecError,
     StateSave,
     StoreCorruptedError,
 )
+from pytest_flows.crewai import store_patches as patches
+from pytest_flows.crewai.compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
 
 if TYPE_CHECKING:
     from crewai.flow.async_feedback.types import PendingFeedbackContext
 
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = [
     "CrewAIStoreBackend",
@@ -347,7 +347,7 @@ class CrewAIStoreBackend:
     def accepts(self, target: object) -> bool:
         from crewai.flow.flow import Flow
 
-        from pytest_flows.run import FlowRun
+        from pytest_flows._internal.run import FlowRun
 
         if isinstance(target, FlowRun):
             return isinstance(target.flow, Flow)
@@ -365,7 +365,7 @@ class CrewAIStoreBackend:
         return state_id_of(state)
 
     def operations(self, flows: FlowsSession) -> Any:
-        """What the property helpers of pytest_flows.strategies run a crewai flow with."""
+        """What the property helpers of pytest_flows._internal.strategies run a crewai flow with."""
         from pytest_flows.crewai.properties import CrewAIOperations
 
         return CrewAIOperations(flows, self.store)

@@ -1,4 +1,4 @@
-"""The crewai work behind the property helpers of :mod:`pytest_flows.strategies`.
+"""The crewai work behind the property helpers of :mod:`pytest_flows._internal.strategies`.
 
 Every run gets a fresh flow instance (a reused crewai ``Flow`` instance keeps
 its completed methods, so a second kickoff on it replays stale outputs instead
@@ -17,13 +17,14 @@ from crewai.events.types.flow_events import FlowStartedEvent
 from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.session import FlowsSession
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
+from pytest_flows._internal.strategies import Outcome
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.persistence import state_id_of
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.run import FlowRun
-from pytest_flows.session import FlowsSession
-from pytest_flows.store import CheckpointRecord, CrashPoint, FlowStore, SimulatedCrash
-from pytest_flows.strategies import Outcome
 
 __all__ = ["DEFAULT_CHECKPOINT_EVENTS", "CrewAIOperations"]
 

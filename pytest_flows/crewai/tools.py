@@ -2,7 +2,7 @@
 
 While bound, the *body* of every crewai tool - a ``@tool`` function, a
 ``BaseTool`` subclass's ``_run`` / ``_arun`` - asks the script
-(:class:`~pytest_flows.tool_script.FakeTools`) first. What surrounds the body
+(:class:`~pytest_flows._internal.tool_script.FakeTools`) first. What surrounds the body
 still runs as crewai runs it: argument validation, ``max_usage_count``, the
 tool cache, tool-usage events, hooks, the text (ReAct) and native
 tool-calling loops. So a scripted reply is cached, counted and reported
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from crewai.tools.base_tool import BaseTool
 
+from pytest_flows._internal.tool_script import FakeTools
 from pytest_flows.crewai import callers
 from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.tool_script import FakeTools
 
 if TYPE_CHECKING:
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
 __all__ = ["FakeTools", "install"]
 

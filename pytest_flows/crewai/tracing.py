@@ -20,10 +20,10 @@ from crewai.events.types.flow_events import (
     MethodExecutionStartedEvent,
 )
 
+from pytest_flows._internal.participants import internal_lock
+from pytest_flows._internal.trace import TraceEvent, render_value
 from pytest_flows.crewai import graph, patches
 from pytest_flows.crewai.compat import FlowFailedEvent
-from pytest_flows.participants import internal_lock
-from pytest_flows.trace import TraceEvent, render_value
 
 __all__ = ["CrewAITraceRecorder"]
 

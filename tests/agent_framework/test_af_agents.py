@@ -13,9 +13,9 @@ from agent_framework import (
     Message,
 )
 
+from pytest_flows._internal.replies import ProviderError, call_tool, stream
+from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
 from pytest_flows.agent_framework import FlowsChatClient
-from pytest_flows.replies import ProviderError, call_tool, stream
-from pytest_flows.script import ScriptReplyError, UnscriptedRequest
 
 
 @pytest.fixture(autouse=True)

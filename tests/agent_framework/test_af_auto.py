@@ -5,9 +5,9 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
+from pytest_flows._internal.replies import call_tool
+from pytest_flows._internal.usage import BudgetExceeded
 from pytest_flows.agent_framework import FlowsChatClient
-from pytest_flows.replies import call_tool
-from pytest_flows.usage import BudgetExceeded
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import math
 import agent_framework  # noqa: F401  # first: see the report on importing the adapter alone
 import pytest
 
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.human_script import ScriptedHuman
 from pytest_flows.agent_framework import requests
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import ScriptedHuman
 
 
 @pytest.mark.parametrize("after", [math.inf, math.nan, -2], ids=repr)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
+from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
 from pytest_flows.agent_framework import FlowsCheckpointStorage, requests
-from pytest_flows.script import ScriptReplyError, UnscriptedRequest
 
 
 def storage() -> FlowsCheckpointStorage:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.agent_framework import FlowsChatClient, OutputRecord
-from pytest_flows.errors import FlowsUsageError
 
 
 def test_each_output_names_its_executor_and_superstep(flows):

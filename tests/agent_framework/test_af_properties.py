@@ -5,6 +5,7 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.agent_framework import (
     FlowsCheckpointStorage,
     check_restore_equivalence,
@@ -12,7 +13,6 @@ from pytest_flows.agent_framework import (
     seeded,
 )
 from pytest_flows.agent_framework.patches import check_patch_points
-from pytest_flows.errors import FlowsUsageError
 
 
 def allowing() -> FlowsCheckpointStorage:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.agent_framework import FlowsCheckpointStorage, PendingRequest
-from pytest_flows.errors import FlowsUsageError
 
 
 def storage() -> FlowsCheckpointStorage:

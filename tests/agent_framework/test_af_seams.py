@@ -7,10 +7,10 @@ from importlib.metadata import version
 import pytest
 from agent_framework._workflows import _edge_runner, _runner_context
 
-from pytest_flows.adapters import ADAPTERS
+from pytest_flows._internal.adapters import ADAPTERS
+from pytest_flows._internal.seams import SeamsMoved, problems
 from pytest_flows.agent_framework import check_patch_points
 from pytest_flows.agent_framework.seams import SEAMS
-from pytest_flows.seams import SeamsMoved, problems
 
 SUPPORTED = next(s for s in ADAPTERS if s.framework == "agent_framework").supported
 

@@ -6,12 +6,12 @@ import af_workflows as wf
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.agent_framework import (
     CheckpointRefusedError,
     FlowsCheckpointStorage,
     checkpoint_storage,
 )
-from pytest_flows.errors import FlowsUsageError
 
 
 def test_an_in_memory_workflow_gets_in_memory_rules(flows, flow_store):

@@ -108,7 +108,7 @@ _PROBE = textwrap.dedent(
     sys.path.insert(0, {here!r})
     import af_workflows as wf
     from pytest_flows.agent_framework import FlowsCheckpointStorage
-    from pytest_flows.session import FlowsSession
+    from pytest_flows._internal.session import FlowsSession
 
     with FlowsSession(seed={seed}, test_id="probe") as flows:
         storage = FlowsCheckpointStorage(allowed_types=[wf.Joined])

@@ -10,8 +10,8 @@ import af_workflows as wf
 import pytest
 from agent_framework._workflows import _edge_runner, _runner
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.agent_framework import patches
-from pytest_flows.errors import FlowsUsageError
 
 
 def test_a_builder_must_be_built_first(flows):
@@ -75,7 +75,7 @@ def test_importing_pytest_flows_does_not_import_agent_framework():
     code = textwrap.dedent(
         """
         import sys
-        import pytest_flows, pytest_flows.plugin
+        import pytest_flows, pytest_flows._internal.plugin
         print("agent_framework" in sys.modules)
         """
     )

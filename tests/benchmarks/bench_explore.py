@@ -32,7 +32,7 @@ from explore_flows import (  # noqa: E402
 from scheduler_flows import GuardedUpdate, LostUpdate  # noqa: E402
 
 from pytest_flows import FlowsSession, explore  # noqa: E402
-from pytest_flows.exploration import outcome_key  # noqa: E402
+from pytest_flows._internal.exploration import outcome_key  # noqa: E402
 
 CAP = int(os.environ.get("BENCH_CAP", "1000"))
 SEEDS = int(os.environ.get("BENCH_SEEDS", "200"))

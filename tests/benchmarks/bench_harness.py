@@ -35,7 +35,7 @@ from crewai.flow.flow import Flow, listen, start  # noqa: E402
 from dispatch_flows import Twelve  # noqa: E402
 
 from pytest_flows import FlowsSession  # noqa: E402
-from pytest_flows.loop import install_policy  # noqa: E402
+from pytest_flows._internal.loop import install_policy  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "60"))
 # The harness freezes time.perf_counter (virtual time); measure with the real one.

@@ -38,7 +38,7 @@ from dispatch_flows import Twelve  # noqa: E402
 from scheduler_flows import SlowFour  # noqa: E402
 
 from pytest_flows import FlowsSession  # noqa: E402
-from pytest_flows.loop import Scheduler, run  # noqa: E402
+from pytest_flows._internal.loop import Scheduler, run  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 HANDOFFS = 2000

@@ -12,7 +12,7 @@ import pytest
 from dispatch_flows import FanOut, Race, Routing
 
 from pytest_flows import FlowsSession
-from pytest_flows.errors import NetworkBlockedError
+from pytest_flows._internal.errors import NetworkBlockedError
 
 EXPECTED_FANOUT = [
     "method finished left output='L'",

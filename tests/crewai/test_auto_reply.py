@@ -12,9 +12,9 @@ from crewai.flow.flow import Flow, listen, router, start
 from crewai.tools import tool
 from pydantic import BaseModel, Field
 
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.replies import call_tool
-from pytest_flows.trajectory import TrajectoryMismatch
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.replies import call_tool
+from pytest_flows._internal.trajectory import TrajectoryMismatch
 
 TOOL_LOG: list[tuple[str, Any]] = []
 

@@ -10,7 +10,7 @@ import pytest
 from crewai import LLM
 from crewai.flow.flow import Flow, start
 
-from pytest_flows.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError
 
 
 class AsyncAsk(Flow):  # type: ignore[type-arg]

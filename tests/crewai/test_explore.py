@@ -19,9 +19,9 @@ from explore_flows import (
 from scheduler_flows import GuardedUpdate, LostUpdate
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.exploration import Exploration, outcome_key
-from pytest_flows.races import race_of
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.exploration import Exploration, outcome_key
+from pytest_flows._internal.races import race_of
 
 
 def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
@@ -135,7 +135,7 @@ import sys
 sys.path.insert(0, {here!r})
 from explore_flows import CheckThenWrite
 from pytest_flows import FlowsSession, explore
-from pytest_flows.snapshot import snapshot_text
+from pytest_flows._internal.snapshot import snapshot_text
 
 with FlowsSession(test_id="tests::explore-hash") as session:
     sys.stdout.write(snapshot_text(explore(session, CheckThenWrite, max_schedules=300)))

@@ -20,7 +20,7 @@ from explore_flows import (
 from scheduler_flows import GuardedUpdate, LostUpdate
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows.exploration import outcome_key
+from pytest_flows._internal.exploration import outcome_key
 
 SEEDS = range(64)
 

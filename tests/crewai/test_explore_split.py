@@ -9,7 +9,7 @@ import pytest
 from explore_flows import CheckThenWrite
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError
 
 pytest_plugins = ["pytester"]
 

@@ -8,7 +8,7 @@ from hypothesis import find, settings
 from scheduler_flows import LostUpdate
 
 from pytest_flows import FlowsSession, explore, schedules
-from pytest_flows.exploration import outcome_key
+from pytest_flows._internal.exploration import outcome_key
 
 
 def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> None:
@@ -46,7 +46,7 @@ def test_pct_outcomes_replay(flows: FlowsSession) -> None:
 
 
 def test_an_unknown_strategy_says_which_exist(flows: FlowsSession) -> None:
-    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows._internal.errors import FlowsUsageError
 
     with pytest.raises(FlowsUsageError, match=r"'dfs'.*'pct'"):
         explore(flows, CheckThenWrite, strategy="bfs")

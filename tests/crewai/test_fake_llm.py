@@ -17,10 +17,10 @@ from crewai.tools import tool
 from crewai_versions import needs_rate_limit_retry
 from pydantic import BaseModel
 
+from pytest_flows._internal.replies import ProviderError, RateLimitError, call_tool, stream
+from pytest_flows._internal.script import ALWAYS, ScriptReplyError, UnscriptedRequest
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.llm import FakeLLM
-from pytest_flows.replies import ProviderError, RateLimitError, call_tool, stream
-from pytest_flows.script import ALWAYS, ScriptReplyError, UnscriptedRequest
 
 # Built at import, before any test: the routing must reach it too.
 MODULE_LLM = LLM("gpt-4o-mini")

@@ -11,7 +11,11 @@ from crewai.flow.flow import Flow, start
 from crewai.flow.persistence import persist
 from pydantic import BaseModel, model_validator
 
-from pytest_flows.golden.migrations import assert_resumes_old_states, old_states, stored_states
+from pytest_flows._internal.golden.migrations import (
+    assert_resumes_old_states,
+    old_states,
+    stored_states,
+)
 
 
 class TicketV1(BaseModel):
@@ -127,7 +131,7 @@ def test_states_from_a_golden_file(flows, flow_store, tmp_path: Path) -> None:
 
 
 def test_a_model_that_is_not_a_pydantic_class_is_a_usage_error() -> None:
-    from pytest_flows.errors import FlowsUsageError
+    from pytest_flows._internal.errors import FlowsUsageError
 
     with pytest.raises(FlowsUsageError, match="pass the old state model"):
         old_states(dict)  # type: ignore[arg-type]

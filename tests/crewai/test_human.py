@@ -9,8 +9,8 @@ from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedba
 from crewai.flow.flow import Flow, listen, start
 from crewai.flow.human_feedback import human_feedback
 
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
 
 OUTCOMES = ["approved", "rejected", "needs_changes"]
 
@@ -352,8 +352,8 @@ def test_input_cannot_pause(flows: Any, human: Any) -> None:
 def test_input_is_replaced_only_while_a_human_is_bound() -> None:
     import builtins
 
+    from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows.crewai import human as crewai_human
-    from pytest_flows.human_script import ScriptedHuman
 
     scripted = ScriptedHuman()
     scripted.answer("typed")

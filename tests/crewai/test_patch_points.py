@@ -8,9 +8,9 @@ import pytest
 from crewai.events.event_bus import CrewAIEventsBus
 from crewai.flow.runtime import Flow
 
-from pytest_flows.adapters import ADAPTERS
+from pytest_flows._internal.adapters import ADAPTERS
+from pytest_flows._internal.seams import SeamsMoved, problems
 from pytest_flows.crewai import patches, seams
-from pytest_flows.seams import SeamsMoved, problems
 
 SUPPORTED = next(s for s in ADAPTERS if s.framework == "crewai").supported
 

@@ -21,8 +21,8 @@ from property_flows import (
     every_step,
 )
 
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.state_properties import (
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.state_properties import (
     assert_crash_resume,
     assert_fork_isolated,
     assert_time_travel,
@@ -30,8 +30,8 @@ from pytest_flows.state_properties import (
     check_fork_isolation,
     check_time_travel,
 )
-from pytest_flows.store import CrashPoint
-from pytest_flows.strategies import scheduler_seeds
+from pytest_flows._internal.store_records import CrashPoint
+from pytest_flows._internal.strategies import scheduler_seeds
 
 
 # -- (a) crash-resume equivalence ----------------------------------------------------------

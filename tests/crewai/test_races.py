@@ -9,8 +9,8 @@ from crewai.flow.flow import Flow, listen, or_, start
 from dispatch_flows import Race, SyncRace, Twelve
 
 from pytest_flows import explore
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.races import race_of, races
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.races import race_of, races
 
 
 class FailingRacer(Flow):

@@ -11,8 +11,8 @@ import recording_flows
 from loopback_openai import LoopbackOpenAI
 from recording_flows import SummaryFlow, TwiceFlow
 
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.recording import (
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.recording import (
     CassetteMismatchError,
     PromptDriftError,
     RecordingBlockedError,
@@ -213,7 +213,7 @@ import httpx
 import pytest
 from loopback_openai import LoopbackOpenAI
 
-from pytest_flows.recording import REPLAY_KEY
+from pytest_flows._internal.recording import REPLAY_KEY
 
 
 @pytest.fixture
@@ -308,7 +308,7 @@ import os
 
 import pytest
 
-from pytest_flows.recording import REPLAY_KEY
+from pytest_flows._internal.recording import REPLAY_KEY
 
 
 def test_plain(flows):

@@ -27,7 +27,7 @@ from scheduler_flows import (
 )
 
 from pytest_flows import FlowsSession
-from pytest_flows.errors import FlowsDeadlockError
+from pytest_flows._internal.errors import FlowsDeadlockError
 
 
 def _wall() -> float:
@@ -146,7 +146,7 @@ def test_a_datetime_of_the_run_survives_agent_frameworks_file_checkpoints(
     pytest.importorskip("agent_framework")
     from agent_framework import FileCheckpointStorage, WorkflowCheckpoint
 
-    from pytest_flows.loop import run
+    from pytest_flows._internal.loop import run
 
     async def round_trip() -> Any:
         storage = FileCheckpointStorage(str(tmp_path))

@@ -14,8 +14,8 @@ from crewai.state.checkpoint_config import CheckpointConfig
 from store_flows import StepsFlow
 
 from pytest_flows import FlowsSession
+from pytest_flows._internal.errors import FlowsWarning, NoMethodRanWarning
 from pytest_flows.crewai.bus_handlers import registered_handlers
-from pytest_flows.errors import FlowsWarning, NoMethodRanWarning
 
 
 # -- a flow that ran no method ---------------------------------------------------------------
@@ -123,7 +123,7 @@ import pytest
 from crewai import LLM
 from crewai.flow.flow import Flow, start
 
-from pytest_flows.script import UnscriptedRequest
+from pytest_flows._internal.script import UnscriptedRequest
 
 
 class Asks(Flow):

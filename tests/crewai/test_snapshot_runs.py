@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from store_flows import EVERY_STEP, ReviewFlow, StepsFlow
 
 from pytest_flows import explore
-from pytest_flows.snapshot import checkpoint_round_trip, normalized, snapshot_text
+from pytest_flows._internal.snapshot import checkpoint_round_trip, normalized, snapshot_text
 
 
 class LedgerState(BaseModel):

@@ -65,7 +65,7 @@ TESTS = """
 from stable_flows import LedgerFlow, SyncRace
 
 from pytest_flows import explore
-from pytest_flows.snapshot import checkpoint_round_trip
+from pytest_flows._internal.snapshot import checkpoint_round_trip
 
 
 def test_trace(flows, snapshot):

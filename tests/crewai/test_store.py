@@ -24,8 +24,9 @@ from store_flows import (
     StepsFlow,
 )
 
+from pytest_flows._internal.store import FlowStore
+from pytest_flows._internal.store_records import StateSave
 from pytest_flows.crewai.persistence import FlowStorePersistence
-from pytest_flows.store import FlowStore, StateSave
 
 
 def _lines(run: object, kind: str) -> list[str]:

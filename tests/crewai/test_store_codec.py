@@ -30,14 +30,14 @@ from store_flows import (
     WalletState,
 )
 
-from pytest_flows.crewai import store_patches
-from pytest_flows.store import (
+from pytest_flows._internal.store_records import (
     CheckpointNotFoundError,
     InvalidStateIdError,
     NotACheckpointError,
     StateCodecError,
     StoreCorruptedError,
 )
+from pytest_flows.crewai import store_patches
 
 
 class DeepCopyPersistence(FlowPersistence):

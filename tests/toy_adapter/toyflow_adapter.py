@@ -18,17 +18,26 @@ from typing import Any
 
 import toyflow
 
-from pytest_flows.adapters import AdapterBase, AdapterSpec, Binding
-from pytest_flows.codec import differences
-from pytest_flows.crew_script import RUN_FOR_REAL
-from pytest_flows.errors import FlowsUsageError
-from pytest_flows.human_script import PAUSE, is_pause
-from pytest_flows.llm_script import check_offered, llm_call_event, tool_calls_of, tools_summary
-from pytest_flows.run import FlowRun
-from pytest_flows.script import Request, plain
-from pytest_flows.store_records import SimulatedCrash
-from pytest_flows.strategies import Outcome
-from pytest_flows.trace import TraceEvent
+from pytest_flows.adapters import (
+    PAUSE,
+    RUN_FOR_REAL,
+    AdapterBase,
+    AdapterSpec,
+    Binding,
+    FlowRun,
+    FlowsUsageError,
+    Outcome,
+    Request,
+    SimulatedCrash,
+    TraceEvent,
+    check_offered,
+    differences,
+    is_pause,
+    llm_call_event,
+    plain,
+    tool_calls_of,
+    tools_summary,
+)
 
 SPEC = AdapterSpec(
     framework="toyflow",

@@ -1,0 +1,451 @@
+"""Systematic exploration: every schedule of a flow up to reduction, each outcome replayable.
+
+:func:`explore_schedules` runs the flow again and again under a
+:class:`~pytest_flows._internal.schedule.Chooser`, depth first over the choice points the
+previous runs recorded. The reduction is dynamic partial-order reduction in its
+simplest form (Flanagan and Godefroid): an alternative at a thread choice point is
+tried only if some later step of that thread touched a state field or sync object
+that a step of another thread, taken from that point, also touched with a write.
+Threads that touch nothing another thread touches are therefore never
+interleaved. Order choice points (``or_`` racer start order, Agent Framework
+delivery order) are always tried in full.
+
+``strategy="pct"`` instead runs ``runs`` random schedules (probabilistic
+concurrency testing: ``depth`` priority change points per run) drawn from the
+test's seed, for flows too large to enumerate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from pytest_flows._internal.conflicts import Conflict, conflicts_in
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.races import _by_seed, _check_seeds, races
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.schedule import Choice, Chooser, Step, decode
+from pytest_flows._internal.trace import without_addresses
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.session import FlowsSession
+
+__all__ = ["Exploration", "Outcome", "explore", "explore_schedules", "outcome_key"]
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One distinct outcome: output, final state and error (the race results, if any).
+
+    ``schedule`` replays the first schedule that produced it; ``schedules`` counts them.
+    """
+
+    text: str
+    schedule: str
+    run: FlowRun
+    schedules: int = 1
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclasses.dataclass
+class Exploration:
+    """What :func:`~pytest_flows.explore` found. ``assert exploration == snapshot``
+    stores the outcome texts and conflicts (not schedule strings or counts, which
+    depend on the reduction), so the snapshot says what the flow *can* do."""
+
+    complete: bool
+    outcomes: list[Outcome]
+    schedules_run: int
+    conflicts: list[Conflict]
+    strategy: str = "dfs"
+    #: Each schedule's record (what it chose and accessed), for the race check.
+    choosers: list[Chooser] = dataclasses.field(default_factory=list, repr=False, compare=False)
+    #: Why a search that ran out of schedules to try is still not complete ("" if it is).
+    caveat: str = ""
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    def __iter__(self) -> Any:
+        return iter(self.outcomes)
+
+    @property
+    def texts(self) -> list[str]:
+        return [o.text for o in self.outcomes]
+
+    def snapshot_lines(self) -> tuple[str, list[str]]:
+        """The snapshot's header and lines (the syrupy extension indents them)."""
+        status = "complete" if self.complete else "incomplete"
+        lines = [f"outcome: {o.text}" for o in self.outcomes]
+        lines.extend(f"conflict: {c.render()}" for c in self.conflicts)
+        return f"Exploration ({status})", lines
+
+    def render(self) -> str:
+        """The snapshot text: whether it is complete, each outcome, each conflict."""
+        header, lines = self.snapshot_lines()
+        return "\n".join([header, *(f"  {line}" for line in lines)])
+
+    def __str__(self) -> str:
+        status = "complete" if self.complete else "stopped before it was complete"
+        if self.caveat:
+            status = f"not complete: {self.caveat}"
+        lines = [
+            f"{len(self.outcomes)} outcome(s) over {self.schedules_run} schedule(s), {status}:"
+        ]
+        lines.extend(f"  {o.text}  <- schedule {o.schedule!r}" for o in self.outcomes)
+        lines.extend(f"  conflict {c.render()}" for c in self.conflicts)
+        return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, dict):
+        # crewai's state id is a fresh uuid per run: not part of what the run did.
+        return {str(k): _plain(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return without_addresses(repr(value))
+
+
+def outcome_key(run: FlowRun) -> str:
+    """What distinguishes one outcome from another: output, final state, error, races."""
+    parts = [f"output={json.dumps(_plain(run.output), sort_keys=True, default=str)}"]
+    if run.state is not None:
+        parts.append(f"state={json.dumps(_plain(run.state), sort_keys=True, default=str)}")
+    parts.extend(race.render() for race in races(run))
+    if run.error is not None:
+        message = without_addresses(f"{type(run.error).__name__}: {run.error}")
+        parts.append("error " + message.replace("\n", "\\n"))
+    return " | ".join(parts)
+
+
+_RACE_CAVEAT = (
+    "an or_ race ran beside pool threads: its bookkeeping lives in crewAI's event-loop "
+    "callbacks, which the reduction does not see, so not every order that decides it "
+    "was tried."
+)
+
+
+@dataclasses.dataclass
+class _Node:
+    choice: Choice
+    backtrack: set[int]
+    done: set[int]
+
+
+def _dependent(a: Step, b: Step) -> bool:
+    return _overlap(a.writes, b.reads.keys() | b.writes.keys()) or _overlap(b.writes, a.reads)
+
+
+def _overlap(these: Iterable[str], those: Iterable[str]) -> bool:
+    """Whether a key of one touches a key of the other: the same, or one inside the
+    other (``state.cfg`` holds ``state.cfg.retries``)."""
+    for x in these:
+        for y in those:
+            if x == y or x.startswith(y + ".") or y.startswith(x + "."):
+                return True
+    return False
+
+
+def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:
+    for node in tree:
+        if node.choice.kind != "thread" or not reduction:
+            node.backtrack.update(range(len(node.choice.options)))
+    if not reduction:
+        return
+    steps = chooser.steps
+    # Happens-before as vector clocks (Flanagan and Godefroid): clocks[j][task] is the
+    # latest step of ``task`` that happens before step j (program order, a hand-off
+    # of work, or a dependent access).
+    clocks: list[dict[tuple[int, int], int]] = []
+    last: dict[tuple[int, int], int] = {}
+    for j, later in enumerate(steps):
+        task = (later.thread, later.task)
+        clock: dict[tuple[int, int], int] = {}
+        for before in ([last[task]] if task in last else []) + list(later.after):
+            _join(clock, clocks[before])
+        race = -1
+        if later.reads or later.writes:
+            merged = dict(clock)
+            for i in range(j - 1, -1, -1):
+                earlier = steps[i]
+                other = (earlier.thread, earlier.task)
+                if other == task or not _dependent(earlier, later):
+                    continue
+                if race < 0 and clock.get(other, -1) < i:
+                    race = i  # the latest step racing with this one
+                _join(merged, clocks[i])
+                merged[other] = max(merged.get(other, -1), i)
+            clock = merged
+        clock[task] = j
+        clocks.append(clock)
+        last[task] = j
+        if race >= 0:
+            _reverse(tree, steps, clock, race, j)
+
+
+def _join(into: dict[tuple[int, int], int], other: dict[tuple[int, int], int]) -> None:
+    for key, value in other.items():
+        if into.get(key, -1) < value:
+            into[key] = value
+
+
+def _reverse(
+    tree: list[_Node],
+    steps: list[Step],
+    clock: dict[tuple[int, int], int],
+    at: int,
+    j: int,
+) -> None:
+    """Make a later schedule run step ``j`` (or what leads to it) before step ``at``.
+
+    From the choice point where ``at`` began, back to the nearest one that can: choose
+    ``j``'s thread there (unless it ran ``at``: a pool thread's next job could have gone
+    to another thread), or a thread whose later step happens before ``j`` (the one that
+    hands ``j`` its work), or let the clock run (``j``'s thread slept).
+    """
+    thread = steps[j].thread
+    leads = [
+        steps[k].thread
+        for k in range(at + 1, j)
+        if clock.get((steps[k].thread, steps[k].task), -1) >= k
+    ]
+    for k in range(steps[at].choice, -1, -1):
+        node = tree[k]
+        if node.choice.kind != "thread":
+            continue  # order choices are explored in full anyway
+        options = node.choice.options
+        ran = options[node.choice.index]
+        if thread in options and thread != ran:
+            node.backtrack.add(options.index(thread))
+            return
+        wanted = [options.index(q) for q in leads if q in options and q != ran][:1]
+        if 0 in options:
+            wanted.append(options.index(0))
+        if wanted:
+            node.backtrack.update(wanted)
+            return
+
+
+def _next_prefix(tree: list[_Node], fixed: int = 0) -> list[int] | None:
+    for k in range(len(tree) - 1, fixed - 1, -1):
+        node = tree[k]
+        pending = sorted(node.backtrack - node.done)
+        if pending:
+            choice = pending[0]
+            node.done.add(choice)
+            node.choice = dataclasses.replace(node.choice, index=choice)
+            del tree[k + 1 :]
+            return [n.choice.index for n in tree]
+    return None
+
+
+class _PctChooser(Chooser):
+    """PCT: thread options get random priorities; ``depth`` times the running thread's
+    priority drops below everyone's. Order choice points pick uniformly."""
+
+    def __init__(self, rng: random.Random, depth: int, length: int) -> None:
+        super().__init__([])
+        self._rng = rng
+        self._priority: dict[int, float] = {}
+        self._changes = set(rng.sample(range(max(length, depth)), depth)) if depth else set()
+        self._low = 0.0
+
+    def pick(self, kind: str, options: tuple[int, ...]) -> int:
+        at = len(self.choices)
+        if kind == "thread":
+            for seq in options:
+                self._priority.setdefault(seq, self._rng.random() + 1)
+            index = max(range(len(options)), key=lambda i: self._priority[options[i]])
+            if at in self._changes:
+                self._low -= 1
+                self._priority[options[index]] = self._low
+                index = max(range(len(options)), key=lambda i: self._priority[options[i]])
+        else:
+            index = self._rng.randrange(len(options))
+        self.prefix.append(index)
+        return super().pick(kind, options)
+
+
+def explore_schedules(
+    flows: FlowsSession,
+    make_run: Callable[[], FlowRun],
+    *,
+    max_schedules: int,
+    reduction: bool = True,
+    strategy: str = "dfs",
+    depth: int = 3,
+    runs: int = 100,
+    prefix: str = "s",
+) -> Exploration:
+    """Run ``make_run`` under schedule after schedule (see the module docstring);
+    ``prefix`` (a schedule string) fixes the first choices: one part of a split search."""
+    by_text: dict[str, Outcome] = {}
+    choosers: list[Chooser] = []
+    caveats: set[str] = set()
+
+    def one(chooser: Chooser) -> None:
+        with flows.scheduler.following(chooser):
+            run = make_run()
+        choosers.append(chooser)
+        text = outcome_key(run)
+        if races(run) and any(c.kind == "thread" for c in chooser.choices):
+            # Who wins an or_ race is settled in crewAI's own callbacks on the event
+            # loop, which record no accesses: the reduction cannot tell which thread
+            # orders decide it, so some outcomes may be missing.
+            caveats.add(_RACE_CAVEAT)
+        seen = by_text.get(text)
+        if seen is None:
+            by_text[text] = Outcome(text, chooser.schedule, run)
+        else:
+            seen.schedules += 1
+
+    complete = False
+    caveat = ""
+    if strategy == "pct":
+        rng = random.Random(f"pytest-flows-pct:{flows.seed}:{flows.test_id}")
+        length = 0
+        for _ in range(min(runs, max_schedules)):
+            drawn = _PctChooser(rng, depth, length)
+            one(drawn)
+            length = max(length, len(drawn.choices))
+    elif strategy == "dfs":
+        tree: list[_Node] = []
+        fixed = decode(prefix)
+        following: list[int] | None = fixed
+        while following is not None and len(choosers) < max_schedules:
+            chooser = Chooser(following, schedule=prefix)
+            one(chooser)
+            fresh = [_Node(c, {c.index}, {c.index}) for c in chooser.choices[len(tree) :]]
+            tree.extend(fresh)
+            _add_backtracks(chooser, tree, reduction)
+            following = _next_prefix(tree, len(fixed))
+        complete = following is None and not caveats
+        caveat = " ".join(sorted(caveats)) if following is None else ""
+    else:
+        raise FlowsUsageError(
+            f"explore(..., strategy={strategy!r}): the strategies are 'dfs' (the default: "
+            "every schedule up to reduction) and 'pct' (random schedules, for large flows)."
+        )
+    outcomes = sorted(by_text.values(), key=lambda o: o.text)
+    return Exploration(
+        complete=complete,
+        caveat=caveat,
+        outcomes=outcomes,
+        schedules_run=len(choosers),
+        conflicts=conflicts_in(choosers),
+        strategy=strategy,
+        choosers=choosers,
+    )
+
+
+def explore(
+    flows: FlowsSession,
+    target: Any,
+    *args: Any,
+    seeds: Iterable[int] | None = None,
+    max_schedules: int = 1000,
+    strategy: str = "dfs",
+    depth: int = 3,
+    runs: int = 100,
+    reduction: bool = True,
+    prefix: str = "s",
+    **kwargs: Any,
+) -> Any:
+    """Every outcome of ``target``, one run per schedule (see
+    :mod:`pytest_flows._internal.exploration`).
+
+    Without ``seeds`` the schedules are enumerated (``strategy="dfs"``, up to
+    ``max_schedules``) or drawn (``strategy="pct"``) and an
+    :class:`~pytest_flows._internal.exploration.Exploration` comes back. With ``seeds`` the
+    flow runs once per seed and the races are collected into :class:`RaceOutcomes`.
+
+    ``prefix`` (a schedule string, ``"s1"``) fixes the first choices: the parts
+    ``"s0"``, ``"s1"``, ... of the first choice point's options split one search
+    across tests (and xdist workers); their outcomes together are the whole's.
+
+    ``target`` is a flow class or a zero-argument factory: every run needs a
+    fresh instance. Runs that fail are kept (their error is part of the
+    outcome). Scripted fakes are shared by all runs, so script replies every
+    run can use (``fake_llm.on(...)`` rules rather than a one-off queue).
+    """
+    if not hasattr(flows, "scheduler") or not callable(getattr(flows, "run", None)):
+        raise FlowsUsageError(
+            f"explore(flows, MyFlow, ...) takes the `flows` fixture first, got "
+            f"{type(flows).__qualname__}."
+        )
+    if isinstance(target, type):
+        build = None
+    elif callable(target):
+        build = target
+    else:
+        raise FlowsUsageError(
+            f"explore() runs the flow once per seed, so it needs the flow class or a "
+            f"zero-argument factory (lambda: MyFlow(...)), not an instance; got {target!r} "
+            f"({type(target).__qualname__}). An instance keeps what it completed and cannot "
+            "run again."
+        )
+
+    def fresh() -> Any:
+        return target if build is None else build()
+
+    if seeds is None:
+        found = _systematic(
+            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction, prefix
+        )
+        if getattr(flows, "races", "off") not in (None, "off"):
+            # races="fail" counts the explored runs too (their conflicts are the test's).
+            name = target.__name__ if build is None else type(fresh()).__name__
+
+            def again() -> FlowRun:
+                return flows.run(fresh(), *args, raise_on_error=False, **kwargs)
+
+            for chooser in found.choosers:
+                chooser.rerun = (name, again)
+            flows.recorded_schedules.extend(found.choosers)
+        return found
+    chosen = _check_seeds(seeds)
+    return _by_seed(flows, fresh, args, kwargs, chosen)
+
+
+def _systematic(
+    flows: FlowsSession,
+    fresh: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    max_schedules: int,
+    strategy: str,
+    depth: int,
+    runs: int,
+    reduction: bool,
+    prefix: str,
+) -> Any:
+    for name, value, least in (
+        ("max_schedules", max_schedules, 1),
+        ("runs", runs, 1),
+        ("depth", depth, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise FlowsUsageError(
+                f"explore(..., {name}={value!r}): pass a whole number >= {least}, "
+                f"e.g. {name}={max(least, 3)}."
+            )
+    return explore_schedules(
+        flows,
+        lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs),
+        max_schedules=max_schedules,
+        reduction=reduction,
+        strategy=strategy,
+        depth=depth,
+        runs=runs,
+        prefix=prefix,
+    )

@@ -1,0 +1,30 @@
+"""Golden replay: what yesterday's run persisted must still restore and resume on today's code.
+
+``@pytest.mark.golden`` on a flows test; ``pytest --flows-golden-update``
+records, beside the test (``__goldens__/<module>/<test>.json``), every save and
+checkpoint the run persisted (in its encoded form, through the production
+codec), the normalized trace, and the scripted replies it used. Every later run
+runs the test as usual and then checks the recording against today's code; a
+break is one of :data:`BREAK_KINDS`:
+
+* ``codec``: today's code cannot decode the stored bytes;
+* ``schema``: a stored state does not fit today's state model;
+* ``topology``: the stored run names methods, routes, listeners or
+  executors/edges that are gone or changed;
+* ``behaviour``: everything restores, but a resumed run (or the test's run)
+  differs in trace or output.
+"""
+
+from __future__ import annotations
+
+from pytest_flows._internal.golden.breaks import BREAK_KINDS, BreakKind, GoldenBreak, GoldenMismatch
+from pytest_flows._internal.golden.files import GOLDEN_DIR, golden_path
+
+__all__ = [
+    "BREAK_KINDS",
+    "GOLDEN_DIR",
+    "BreakKind",
+    "GoldenBreak",
+    "GoldenMismatch",
+    "golden_path",
+]

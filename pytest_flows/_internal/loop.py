@@ -1,0 +1,366 @@
+"""The deterministic event loop.
+
+Three things make a flow run reproducible without changing what its runtime
+decides:
+
+* **real threads, one at a time** - work sent to threads (``asyncio.to_thread``
+  and ``run_in_executor``: sync flow methods, persistence writes) runs on real
+  worker threads, as on a pool, but the :mod:`~pytest_flows._internal.threads` scheduler
+  lets exactly one of {the loop, each worker} run at a time and passes control
+  only at switch points;
+* **seeded choice** - at each switch point the scheduler's seed picks who runs
+  (seed 0: what a free pool usually does - handed-off work starts at once and
+  runs until it blocks);
+* **virtual time** - ``loop.time()`` and every ``time.sleep`` read one
+  :class:`VirtualClock` that jumps to the next deadline as soon as nothing can run.
+
+The loop is framework-neutral: it knows nothing of crewai or agent_framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pytest_flows._internal import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.durations import check_duration
+from pytest_flows._internal.participants import FlowsAborted, Participant, current, real_monotonic
+from pytest_flows._internal.schedule import Chooser
+from pytest_flows._internal.threads import ThreadScheduler
+
+__all__ = [
+    "DeterministicEventLoop",
+    "DeterministicEventLoopPolicy",
+    "Scheduler",
+    "VirtualClock",
+    "activate",
+    "active_scheduler",
+    "install_policy",
+]
+
+T = TypeVar("T")
+
+
+class VirtualClock:
+    """A monotonic clock that only moves when told to (or when a loop is idle)."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        """Seconds on the virtual clock."""
+        return self._now
+
+    def advance(self, seconds: float) -> float:
+        """Move the clock forward by ``seconds`` (never backwards); returns the new time."""
+        seconds = check_duration("flows.clock.advance(seconds)", seconds)
+        with self._lock:
+            self._now += seconds
+            return self._now
+
+    def advance_to(self, when: float) -> float:
+        """Move the clock to ``when`` if that is later than now; returns the new time."""
+        with self._lock:
+            if when > self._now:
+                self._now = when
+            return self._now
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(t={self._now:g})"
+
+
+@dataclass
+class Scheduler:
+    """What every run of one test shares: the seed, its random stream and the clock."""
+
+    seed: int = 0
+    clock: VirtualClock = field(default_factory=VirtualClock)
+    stream: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(
+                f"flows seed must be a whole number >= 0, got {self.seed!r}; "
+                "use e.g. --flows-seed=3 or @pytest.mark.flows(seed=3)."
+            )
+        # A str seed goes through sha512, so the stream is the same under any
+        # PYTHONHASHSEED and on any machine.
+        self._rng = random.Random(f"pytest-flows:{self.seed}:{self.stream}")
+        self._lock = threading.Lock()
+        #: Serializes the threads of this test's runs (see :mod:`pytest_flows._internal.threads`).
+        self.threads = ThreadScheduler(self.clock, self.seed, self.stream)
+
+    def choose(self, n: int) -> int:
+        """Index of the item to take from ``n`` ready ones (0 with the default seed)."""
+        chooser = self.threads.chooser
+        if chooser is not None and n > 1:
+            return chooser.pick("order", tuple(range(n)))
+        if n <= 1 or self.seed == 0:
+            return 0
+        with self._lock:
+            return self._rng.randrange(n)
+
+    def order(self, items: Sequence[T]) -> list[T]:
+        """``items`` in the order the seed picks (unchanged with the default seed)."""
+        pool = list(items)
+        return [pool.pop(self.choose(len(pool))) for _ in range(len(pool))]
+
+    @contextlib.contextmanager
+    def following(self, chooser: Chooser) -> Iterator[Chooser]:
+        """Make every decision of the runs in the block through ``chooser`` (a schedule
+        replayed or explored) instead of the seed."""
+        threads = self.threads
+        previous, previous_seed = threads.chooser, threads.seed
+        # Nonzero: the seams then make every blocking acquire a switch point.
+        threads.chooser, threads.seed = chooser, max(previous_seed, 1)
+        threads.epoch += 1
+        try:
+            yield chooser
+        finally:
+            threads.chooser, threads.seed = previous, previous_seed
+
+
+_active: Scheduler | None = None
+_active_lock = threading.Lock()
+
+
+def active_scheduler() -> Scheduler | None:
+    """The scheduler of the test being run, or None outside a flows test."""
+    return _active
+
+
+@contextlib.contextmanager
+def activate(scheduler: Scheduler) -> Iterator[Scheduler]:
+    """Make ``scheduler`` drive every :class:`DeterministicEventLoop` created on the
+    calling thread (or on a thread the scheduler manages) until exit."""
+    global _active
+    with _active_lock:
+        previous, _active = _active, scheduler
+    owners = _owners.setdefault(id(scheduler), [])
+    if not owners:
+        scheduler.threads.attach()
+    owners.append(threading.get_ident())
+    try:
+        with _stdlib_seams.patched(scheduler.threads):
+            yield scheduler
+    finally:
+        owners.pop()
+        if not owners:
+            del _owners[id(scheduler)]
+            # Threads still parked (an idle pool, a thread nobody joined) go on as
+            # ordinary threads: nothing will ever schedule them again.
+            scheduler.threads.detach()
+        with _active_lock:
+            _active = previous
+
+
+#: The threads that activated each scheduler: loops they create are driven by it.
+_owners: dict[int, list[int]] = {}
+
+
+def _driving_scheduler() -> Scheduler | None:
+    """The scheduler a loop created on this thread belongs to, if any: a loop made on
+    a thread the harness does not run (a framework's background loop started during
+    a test) stays an ordinary loop."""
+    scheduler = _active
+    if scheduler is None:
+        return None
+    if current() is not None or threading.get_ident() in _owners.get(id(scheduler), ()):
+        return scheduler
+    return None
+
+
+class DeterministicEventLoop(asyncio.SelectorEventLoop):
+    """A selector loop that is deterministic while a :class:`Scheduler` is active.
+
+    Outside an active scheduler it behaves exactly like ``SelectorEventLoop``,
+    so a loop created for one test and reused by another stays correct.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Bound for life to the scheduler active at creation: a loop made
+        # outside a flows test (a framework's own background loop, a
+        # module-scoped pytest-asyncio loop) stays an ordinary loop.
+        self._scheduler = _driving_scheduler()
+        self._live_workers = 0
+        self._exit_waiter: asyncio.Future[None] | None = None
+
+    def _driver(self) -> Scheduler | None:
+        scheduler = self._scheduler
+        if scheduler is None or scheduler is not _active or scheduler.threads.aborted:
+            return None
+        return scheduler
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether this loop is currently driven by a flows scheduler."""
+        return self._driver() is not None
+
+    # -- time -------------------------------------------------------------
+    def time(self) -> float:
+        scheduler = self._driver()
+        if scheduler is None:
+            return real_monotonic()
+        return scheduler.clock.monotonic()
+
+    # -- taking part in the thread scheduler ----------------------------------
+    def run_forever(self) -> None:
+        scheduler = self._driver()
+        if scheduler is None:
+            super().run_forever()
+            return
+        threads = scheduler.threads
+        me = current()
+        if me is not None and me.sched is not threads:
+            me = None  # a thread of an outer test's scheduler, running an inner one's loop
+        if me is None and threading.get_ident() not in _owners.get(id(scheduler), ()):
+            # Made during a test but run by a thread the harness does not run (say, a
+            # framework's background loop thread): an ordinary loop for life.
+            self._scheduler = None
+            super().run_forever()
+            return
+        joined = me is None
+        if joined:
+            me = threads.enter(f"loop:{threading.current_thread().name}")
+        assert me is not None
+        me.loops.append(self)
+        try:
+            super().run_forever()
+        finally:
+            me.loops.remove(self)
+            if joined:
+                threads.leave(me)
+
+    def _run_once(self) -> None:
+        scheduler = self._driver()
+        me = current()
+        if scheduler is not None and me is not None and self in me.loops:
+            self._take_turn(scheduler.threads, me)
+        super()._run_once()  # type: ignore[misc]
+
+    def _take_turn(self, threads: ThreadScheduler, me: Participant) -> None:
+        if self._ready or self._stopping:  # type: ignore[attr-defined]
+            # A loop iteration is a switch point: threads that became runnable
+            # meanwhile would have run on a real pool.
+            threads.switch(me)
+            return
+        due = self._next_timer()
+        if due is not None and due <= threads.clock.monotonic():
+            return
+        threads.block(me, self._has_work, due, "the event loop (idle)")
+
+    def _next_timer(self) -> float | None:
+        timers = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        return min(timers) if timers else None
+
+    def _has_work(self) -> bool:
+        if self._ready or self._stopping:  # type: ignore[attr-defined]
+            return True
+        selector = self._selector  # type: ignore[attr-defined]
+        # Beyond the loop's own wake-up pipe, a real socket (a loopback server in
+        # the test) may have answered.
+        return len(selector.get_map()) > 1 and bool(selector.select(0))
+
+    # -- thread work ----------------------------------------------------------
+    def run_in_executor(  # type: ignore[override]
+        self, executor: Any, func: Callable[..., T], *args: Any
+    ) -> asyncio.Future[T]:
+        scheduler = self._driver()
+        if scheduler is None or executor is not None or current() is None:
+            return super().run_in_executor(executor, func, *args)
+        self._check_closed()  # type: ignore[attr-defined]
+        future: asyncio.Future[T] = self.create_future()
+
+        def work() -> None:
+            try:
+                result = func(*args)
+            except FlowsAborted:  # the run deadlocked: nobody awaits this any more
+                self._post(self._worker_exited, None, None, None)
+                raise
+            except BaseException as exc:  # the callable's own error goes to its awaiter
+                self._post(self._worker_exited, future, None, exc)
+            else:
+                self._post(self._worker_exited, future, result, None)
+
+        # Work handed to a thread runs even if its awaiter is cancelled
+        # meanwhile, as in a real pool: only the result is dropped.
+        self._live_workers += 1
+        scheduler.threads.submit(work)
+        return future
+
+    def _post(self, callback: Callable[..., None], *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            if self._driver() is not None and not self.is_closed():
+                # The loop's thread is parked in the scheduler while this one runs, and
+                # the scheduler wakes it for a non-empty ready queue: no need to write
+                # to its wake-up pipe (a system call a work item).
+                self.call_soon(callback, *args)
+            else:
+                self.call_soon_threadsafe(callback, *args)
+
+    def _worker_exited(
+        self, future: asyncio.Future[Any] | None, result: Any, error: BaseException | None
+    ) -> None:
+        # Work handed to a thread runs even if its awaiter was cancelled, as in a real
+        # pool: only the result is dropped.
+        if future is not None and not future.cancelled():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+        self._live_workers -= 1
+        waiter = self._exit_waiter
+        if self._live_workers <= 0 and waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def shutdown_default_executor(self, *args: Any) -> None:
+        # A real pool finishes submitted work before it shuts down, and the loop
+        # keeps running meanwhile (a worker may be waiting on it).
+        while self._live_workers > 0 and self._driver() is not None:
+            self._exit_waiter = self.create_future()
+            await self._exit_waiter
+        await super().shutdown_default_executor(*args)
+
+
+class DeterministicEventLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """Hands out :class:`DeterministicEventLoop` s, so ``asyncio.run`` (and with it
+    crewai's ``kickoff()``) runs on one without the caller changing anything."""
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        return DeterministicEventLoop()
+
+
+@contextlib.contextmanager
+def install_policy() -> Iterator[DeterministicEventLoopPolicy]:
+    """Install the policy for the block (the plugin does this for a whole session)."""
+    previous = asyncio.get_event_loop_policy()
+    policy = DeterministicEventLoopPolicy()
+    asyncio.set_event_loop_policy(policy)
+    try:
+        yield policy
+    finally:
+        asyncio.set_event_loop_policy(previous)
+
+
+@contextlib.contextmanager
+def ensure_policy() -> Iterator[None]:
+    """Install the policy for the block unless it already is (a conftest may have
+    installed another one, e.g. uvloop's, after the plugin did)."""
+    if isinstance(asyncio.get_event_loop_policy(), DeterministicEventLoopPolicy):
+        yield
+        return
+    with install_policy():
+        yield
+
+
+def run(coro: Any, scheduler: Scheduler) -> Any:
+    """Run ``coro`` to completion on a fresh deterministic loop under ``scheduler``."""
+    with activate(scheduler), asyncio.Runner(loop_factory=DeterministicEventLoop) as runner:
+        return runner.run(coro)

@@ -1,0 +1,204 @@
+"""The threads a :class:`~pytest_flows._internal.threads.ThreadScheduler` runs, and what code on
+them asks.
+
+A *participant* is one managed thread, parked on a private lock whenever it does not
+hold the baton. Every patched primitive asks :func:`current` on every call (a dict
+lookup by thread id), and fakes use :func:`sleep_on`, :func:`switch_point` and
+:func:`record_access` without knowing the scheduler.
+"""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from pytest_flows._internal.loop import VirtualClock
+    from pytest_flows._internal.threads import ThreadScheduler
+
+__all__ = [
+    "FlowsAborted",
+    "Participant",
+    "current",
+    "internal_lock",
+    "real_monotonic",
+    "record_access",
+    "sleep_on",
+    "switch_point",
+]
+
+# Real primitives, captured before any patch: the scheduler's own machinery
+# must never route through itself.
+_real_lock = _thread.allocate_lock
+
+
+def internal_lock() -> _thread.LockType:
+    """A lock for the harness's own bookkeeping (ids, the trace, usage).
+
+    Always a real lock, even when made during a run: the runtime has no lock there, so
+    it must not be a switch point (nor a choice an exploration branches on), and it is
+    never held across one.
+    """
+    return _real_lock()
+
+
+_real_sleep = time.sleep
+
+
+# Kept in a container: freezegun swaps module-level references to the time
+# functions, and the harness must keep reading real time (idle waits, loops no
+# scheduler drives).
+_REAL = {"monotonic": time.monotonic}
+
+
+def real_monotonic() -> float:
+    """The real ``time.monotonic()``, even while the wall clock is frozen."""
+    return _REAL["monotonic"]()
+
+
+_get_ident = _thread.get_ident
+
+
+class FlowsAborted(BaseException):
+    """Unwinds a managed thread after its run deadlocked (never reaches user code's ``except
+    Exception``)."""
+
+
+#: The participants each managed thread plays, innermost last, by thread id: every
+#: primitive asks on every call, and a dict lookup is the cheapest way to answer.
+_by_thread: dict[int, list[Participant]] = {}
+
+
+def _stack() -> list[Participant]:
+    return _by_thread.setdefault(_get_ident(), [])
+
+
+def current() -> Participant | None:
+    """The participant running on this thread, or None for a thread the harness does not manage.
+
+    A thread may take part in two schedulers at once (a ``FlowsSession`` opened inside a
+    flows test runs its own flows from a thread of the outer one): the inner one counts
+    until it lets go.
+    """
+    stack = _by_thread.get(_get_ident())
+    if not stack:
+        return None
+    while stack and stack[-1].let_go:
+        stack.pop()
+    return stack[-1] if stack else None
+
+
+def sleep_on(clock: VirtualClock, seconds: float) -> None:
+    """Spend ``seconds`` of virtual time: on a managed thread a sleep that overlaps with
+    its siblings' (a switch point); elsewhere the clock simply moves on."""
+    me = current()
+    if me is not None and me.sched.clock is clock:
+        me.sched.sleep(me, seconds)
+    else:
+        clock.advance(seconds)
+
+
+def switch_point(why: str) -> None:
+    """A point where another thread could run first (say, a read of shared flow state).
+
+    Seed 0 goes on (a thread runs until it blocks); other seeds may switch here,
+    so a read-modify-write race can interleave.
+    """
+    me = current()
+    if me is not None and me.sched.seed != 0 and not me.sched.aborted:
+        me.sched.switch(me, why=why)
+
+
+def record_access(key: str, *, write: bool, where: str = "", method: str = "") -> None:
+    """Tell the schedule being explored that the running thread read or wrote ``key``
+    (a state field, a sync object): the race detector and the reduction use it."""
+    me = current()
+    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+        me.sched.chooser.access(me.seq, key, write=write, where=where, method=method)
+
+
+class Participant:
+    """One managed thread: parked on ``_wake`` whenever it does not hold the baton."""
+
+    __slots__ = (
+        "_wake",
+        "begun",
+        "deadline",
+        "deferred",
+        "done",
+        "epoch",
+        "error",
+        "generation",
+        "ident",
+        "idle",
+        "job",
+        "loops",
+        "name",
+        "priority",
+        "ready_when",
+        "sched",
+        "seq",
+        "what",
+    )
+
+    def __init__(self, sched: ThreadScheduler, name: str, seq: int) -> None:
+        self.sched = sched
+        self.name = name
+        self.seq = seq
+        self.ident: int | None = None
+        self._wake = _real_lock()
+        self._wake.acquire()  # parked until someone hands it the baton
+        self.begun = _real_lock()
+        self.begun.acquire()
+        self.ready_when: Callable[[], bool] | None = None  # None: runnable
+        self.deadline: float | None = None
+        self.what = ""
+        self.done = False
+        self.error: BaseException | None = None
+        self.loops: list[asyncio.AbstractEventLoop] = []
+        self.job: Callable[[], None] | None = None  # a pool thread's next work item
+        self.generation = 0  # the scheduler's generation when this thread joined
+        self.priority = 0.0  # seeds other than 0: who runs first among ready threads
+        self.idle = False
+        self.epoch = 0
+        #: Under a schedule: the loop chose to go on while this thread was ready, so
+        #: the loop's next turns do not offer it again until it blocks (see _choose).
+        self.deferred = False
+
+    @property
+    def let_go(self) -> bool:
+        """Whether the scheduler let go of this thread (its test ended): an ordinary thread."""
+        return self.generation != self.sched.generation
+
+    @property
+    def is_loop(self) -> bool:
+        return bool(self.loops)
+
+    def ready(self, now: float) -> bool:
+        if self.done:
+            return False
+        if self.ready_when is None:
+            return True
+        if self.deadline is not None and now >= self.deadline:
+            return True
+        try:
+            return self.ready_when()
+        except Exception:  # a predicate over torn-down state: let its owner look
+            return True
+
+    def __repr__(self) -> str:
+        return f"<participant {self.name} #{self.seq}>"
+
+
+# The unpatched Thread machinery: the scheduler's own threads never go through
+# the seams (they are participants from their first instruction).
+class _RealThread(threading.Thread):
+    pass
+
+
+_real_thread_start = threading.Thread.start

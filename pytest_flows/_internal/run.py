@@ -1,0 +1,68 @@
+"""``FlowRun``: what one run of a flow produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_flows._internal.trace import Trace
+from pytest_flows._internal.usage import Usage
+
+__all__ = ["FlowRun"]
+
+
+@dataclass
+class FlowRun:
+    """The result of ``flows.run(...)``.
+
+    ``output`` is what the flow returned, ``state`` its final state,
+    ``method_outputs`` the outputs of its methods in completion order and
+    ``trace`` the normalized trace of this run, ``usage`` what it used (LLM
+    calls, tokens, tool calls, virtual seconds; ``usage.by_method[name]``). A
+    run that raised has ``failed`` set and the original exception in ``error``.
+    """
+
+    flow: Any
+    output: Any = None
+    state: Any = None
+    trace: Trace = field(default_factory=Trace)
+    error: BaseException | None = None
+    method_outputs: list[Any] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def schedule(self) -> str | None:
+        """The schedule this run followed (``flows.run(F, schedule=...)`` replays it), if
+        it ran under one (``explore``, ``schedule=``, ``races=``)."""
+        value = self.extras.get("schedule")
+        return value if isinstance(value, str) else None
+
+    @property
+    def conflicts(self) -> list[Any]:
+        """State races this run showed (see :mod:`pytest_flows._internal.conflicts`): recorded when
+        it ran under a schedule; ``explore(...).conflicts`` sees those of every schedule."""
+        from pytest_flows._internal.conflicts import conflicts_in
+
+        chooser = self.extras.get("chooser")
+        if chooser is None:
+            from pytest_flows._internal.errors import FlowsUsageError
+
+            raise FlowsUsageError(
+                "this run recorded no state accesses: run it with flows.run(F, schedule='s'), "
+                "under @pytest.mark.flows(races='fail'), or use explore(flows, F).conflicts."
+            )
+        return list(conflicts_in([chooser]))
+
+    def raise_error(self) -> None:
+        """Re-raise the flow's own exception, if it failed."""
+        if self.error is not None:
+            raise self.error
+
+    def __repr__(self) -> str:
+        status = f"failed={type(self.error).__name__}" if self.error else f"output={self.output!r}"
+        return f"<FlowRun {type(self.flow).__name__} {status} events={len(self.trace)}>"

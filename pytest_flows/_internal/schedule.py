@@ -1,0 +1,177 @@
+"""Schedules: every seeded decision of a run, as a short string that replays it exactly.
+
+A run makes decisions at *choice points*: which ready thread runs at a switch point
+of the :mod:`~pytest_flows._internal.threads` scheduler, and in which order
+:meth:`~pytest_flows._internal.loop.Scheduler.order` starts ``or_`` racers or Agent Framework
+deliveries. With a :class:`Chooser` installed, every one of them goes through
+:meth:`Chooser.pick`, which takes the next index of its *prefix* and, past the
+prefix, index 0. Options are listed with the seed-0 choice first, so index 0
+everywhere is the default schedule and a schedule only spells out where it
+departs from it.
+
+A schedule string is ``s`` followed by one base-36 digit per choice point
+(``s0102``), trailing zeros dropped (``s`` is the default schedule); a choice
+point with more than 36 options switches the whole string to dotted decimals
+(``s.0.40.2``).
+
+A schedule that starts with ``w`` instead (what the hypothesis strategy
+:func:`pytest_flows._internal.strategies.schedules` draws) fits any run: each index wraps
+around the options of its choice point. ``run.schedule`` is then the exact
+``s`` schedule the run followed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+from collections.abc import Callable
+from typing import Any
+
+from pytest_flows._internal.errors import FlowsUsageError
+
+__all__ = ["Choice", "Chooser", "Step", "decode", "encode"]
+
+_DIGITS = string.digits + string.ascii_lowercase
+
+
+def encode(indices: list[int]) -> str:
+    """The schedule string of a list of choice indices."""
+    trimmed = list(indices)
+    while trimmed and trimmed[-1] == 0:
+        trimmed.pop()
+    if any(i >= len(_DIGITS) for i in trimmed):
+        return "s." + ".".join(map(str, trimmed))
+    return "s" + "".join(_DIGITS[i] for i in trimmed)
+
+
+def decode(text: object) -> list[int]:
+    """The choice indices of a schedule string (see :func:`encode`)."""
+    if not isinstance(text, str) or not text.startswith(("s", "w")):
+        raise FlowsUsageError(
+            f"a flows schedule is a string like 's0102' (as explore() reports it in "
+            f"outcome.schedule), got {text!r}."
+        )
+    body = text[1:]
+    try:
+        if body.startswith("."):
+            return [int(part) for part in body[1:].split(".") if part]
+        return [_DIGITS.index(ch) for ch in body]
+    except ValueError:
+        raise FlowsUsageError(
+            f"schedule {text!r} is damaged: after 's' come base-36 digits (0-9, a-z), or "
+            "'.'-separated numbers; copy it exactly as explore() reported it."
+        ) from None
+
+
+@dataclasses.dataclass
+class Choice:
+    """One choice point of a run: what was decided, among which options, and how."""
+
+    kind: str  # "thread" (who runs) or "order" (racer or delivery order)
+    options: tuple[int, ...]  # thread seqs for "thread"; positions for "order"
+    index: int
+    step: int  # the step the choice started (threads) or the steps so far (orders)
+
+
+@dataclasses.dataclass
+class Step:
+    """What one thread did between two switch points: the state fields and sync objects
+    it read and wrote (the race detector and the reduction read these)."""
+
+    thread: int
+    choice: int  # the latest choice point at or before the step's start (-1: none)
+    reads: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> where
+    writes: dict[str, str] = dataclasses.field(default_factory=dict)
+    method: str = ""
+    #: Which piece of work of its thread (a pool thread runs one job after another):
+    #: two jobs of one thread are not ordered by the thread, another could run either.
+    task: int = 0
+    #: Steps that happen before this one although they touch nothing in common (the
+    #: step that handed this job to a pool thread, or started this thread).
+    after: tuple[int, ...] = ()
+
+
+class Chooser:
+    """Makes every decision of one run from a prefix of choice indices, and records it."""
+
+    def __init__(
+        self, prefix: list[int] | None = None, *, schedule: str = "", wrap: bool = False
+    ) -> None:
+        self.prefix = list(prefix or [])
+        self.wrap = wrap
+        self.schedule_text = schedule
+        self.choices: list[Choice] = []
+        self.steps: list[Step] = []
+        #: The method each thread is running (set by adapters that know it).
+        self.methods: dict[int, str] = {}
+        #: The threads that run an event loop.
+        self.loops: set[int] = set()
+        #: The flow's name and how to run it afresh, when it can be (races="fail").
+        self.rerun: tuple[str, Callable[[], Any]] | None = None
+        self._jobs: dict[int, int] = {}  # thread -> its current job (see Step.task)
+        self._parents: dict[int, int] = {}  # thread -> the step that handed it work
+
+    def _step(self, thread: int, choice: int) -> Step:
+        parent = self._parents.pop(thread, None)
+        step = Step(
+            thread=thread,
+            choice=choice,
+            task=self._jobs.get(thread, 0),
+            after=() if parent is None else (parent,),
+        )
+        self.steps.append(step)
+        return step
+
+    def spawned(self, parent: int, child: int) -> None:
+        """Thread ``parent`` handed work to (or started) thread ``child``: what ``child``
+        does next happens after what ``parent`` did so far."""
+        if not self.steps or self.steps[-1].thread != parent:
+            self._step(parent, len(self.choices) - 1)
+        self._parents[child] = len(self.steps) - 1
+
+    def job_started(self, thread: int) -> None:
+        """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
+        self._jobs[thread] = self._jobs.get(thread, 0) + 1
+        step = self.steps[-1] if self.steps else None
+        if step is not None and step.thread == thread and not (step.reads or step.writes):
+            step.task = self._jobs[thread]  # the step that handed it over is the job's
+        else:
+            self._step(thread, len(self.choices) - 1)
+
+    def pick(self, kind: str, options: tuple[int, ...]) -> int:
+        """The index among ``options`` (seed-0 choice first) this schedule takes here."""
+        at = len(self.choices)
+        index = self.prefix[at] if at < len(self.prefix) else 0
+        if self.wrap:
+            index %= len(options)
+        if index >= len(options):
+            raise FlowsUsageError(
+                f"schedule {self.schedule_text or encode(self.prefix)!r} does not fit this run: "
+                f"choice point {at + 1} has {len(options)} option(s), the schedule takes option "
+                f"{index + 1}. A schedule replays only the flow, inputs and fakes it was "
+                "explored with; explore again after changing them."
+            )
+        self.choices.append(Choice(kind, options, index, len(self.steps)))
+        if kind == "thread":
+            self._step(options[index], at)
+        return index
+
+    def access(
+        self, thread: int, key: str, *, write: bool, where: str = "", method: str = ""
+    ) -> None:
+        """Thread ``thread`` read (or wrote) ``key`` (``state.n``, ``sync:lock``); ``method``
+        names the code doing it when one thread runs several in turn (an event loop)."""
+        step = self.steps[-1] if self.steps else None
+        if step is None or step.thread != thread or (method and step.method != method):
+            step = self._step(thread, len(self.choices) - 1)
+        step.method = step.method or method or self.methods.get(thread, "")
+        (step.writes if write else step.reads).setdefault(key, where)
+
+    @property
+    def indices(self) -> list[int]:
+        return [c.index for c in self.choices]
+
+    @property
+    def schedule(self) -> str:
+        """The string that replays this run."""
+        return encode(self.indices)

@@ -1,0 +1,82 @@
+"""pytest-flows' syrupy extension: amber, plus readable text for pytest-flows values.
+
+syrupy imports the default extension when a session starts, so this module is
+kept light: the renderers (:mod:`pytest_flows._internal.snapshot`, which needs pydantic)
+load only when a pytest-flows value is actually snapshotted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from syrupy.extensions.amber import (
+    AmberDataSerializer,
+    AmberDataSerializerPlugin,
+    AmberSnapshotExtension,
+)
+
+__all__ = [
+    "EXTENSION_PATH",
+    "FlowsAmberSerializer",
+    "FlowsSerializerPlugin",
+    "FlowsSnapshotExtension",
+]
+
+EXTENSION_PATH = "pytest_flows._internal.syrupy_extension.FlowsSnapshotExtension"
+
+
+def _is_flows_value(data: Any) -> bool:
+    item = data[0] if isinstance(data, list) and data else data
+    return type(item).__module__.startswith("pytest_flows.")
+
+
+class FlowsSerializerPlugin(AmberDataSerializerPlugin):
+    """Serializes pytest-flows values for the amber serializer."""
+
+    @classmethod
+    def is_data_serializable(cls, data: Any) -> bool:
+        if not _is_flows_value(data):
+            return False
+        from pytest_flows._internal.snapshot import _block_of
+
+        return _block_of(data) is not None
+
+    @classmethod
+    def serialize(cls, data: Any, **kwargs: Any) -> str:
+        from pytest_flows._internal.snapshot import _block_of
+
+        block = _block_of(data)
+        assert block is not None  # checked by is_data_serializable
+        return "\n".join(block.lines(int(kwargs.get("depth", 0))))
+
+
+class FlowsAmberSerializer(AmberDataSerializer):
+    """Amber, plus readable text for pytest-flows values (same file format, same version)."""
+
+    serializer_plugins = (FlowsSerializerPlugin,)
+
+
+class FlowsSnapshotExtension(AmberSnapshotExtension):
+    """syrupy's amber extension with :class:`FlowsAmberSerializer`."""
+
+    serializer_class = FlowsAmberSerializer
+
+
+def addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "flows_snapshots",
+        "make pytest-flows' snapshot extension syrupy's default (amber, plus readable "
+        "traces, runs, state histories, checkpoints and race outcomes)",
+        type="bool",
+        default=True,
+    )
+
+
+def configure(config: pytest.Config) -> None:
+    """Make :class:`FlowsSnapshotExtension` syrupy's default unless the project chose one."""
+    option = config.option
+    if not hasattr(option, "default_extension"):
+        return  # syrupy is not active (-p no:syrupy)
+    if option.default_extension is None and bool(config.getini("flows_snapshots")):
+        option.default_extension = EXTENSION_PATH

@@ -1,0 +1,544 @@
+"""The thread scheduler: real OS threads, one running at a time, switching at known points.
+
+Every thread a flow's work runs on (the event loop's thread, each ``to_thread``
+worker, each thread a managed thread starts) is a *participant*. Exactly one
+participant holds the baton and runs; the others are parked on a private lock.
+Control passes only at *switch points*: blocking on a ``threading`` primitive,
+``queue``, ``Future.result``, ``time.sleep``, thread start and join, the loop's
+iterations and flow-state access. At each one the seed picks who runs next;
+seed 0 does what a free pool usually does with short work (handed-off work
+starts at once and runs until it blocks or finishes).
+
+Time is virtual: a participant that sleeps or waits with a timeout gets a
+deadline on the test's clock, and when nobody can run the clock jumps to the
+earliest deadline. When nobody can run and no deadline is pending, the run is
+deadlocked: :class:`~pytest_flows._internal.errors.FlowsDeadlockError` names every
+blocked thread with its stack, instead of hanging.
+
+The module is framework-neutral; the stdlib patches that route primitives here
+live in :mod:`pytest_flows._internal.stdlib_seams`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pytest_flows._internal.deadlock_report import deadlock_report
+from pytest_flows._internal.errors import FlowsDeadlockError
+from pytest_flows._internal.participants import (
+    FlowsAborted,
+    Participant,
+    _by_thread,
+    _get_ident,
+    _real_lock,
+    _real_sleep,
+    _real_thread_start,
+    _RealThread,
+    _stack,
+    current,
+    real_monotonic,
+    record_access,
+)
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.loop import VirtualClock
+    from pytest_flows._internal.schedule import Chooser
+
+__all__ = ["ThreadScheduler"]
+
+#: Real seconds to wait for something outside the flow (a thread the test
+#: started, a socket) before calling an all-blocked run a deadlock.
+DEADLOCK_GRACE = 1.0
+#: Real seconds a run that watches real sockets may wait for them with no timer pending.
+REAL_IO_PATIENCE = 60.0
+#: With a seed other than 0, a runnable thread may be held back for at most this
+#: many virtual seconds (an OS deschedules a thread for a while, never for long).
+MAX_DESCHEDULE = 0.1
+
+
+class ThreadScheduler:
+    """Serializes the participants of one test and keeps them on one virtual clock."""
+
+    def __init__(self, clock: VirtualClock, seed: int, stream: str) -> None:
+        self.clock = clock
+        self.seed = seed
+        self._rng = random.Random(f"pytest-flows-threads:{seed}:{stream}")
+        self._mutex = _real_lock()
+        self._parts: list[Participant] = []
+        self._holder: Participant | None = None
+        self._next_seq = 0
+        self._aborted: BaseException | None = None
+        self.detached = False
+        #: Bumped by each :meth:`detach`: threads of an earlier generation were let go.
+        self.generation = 0
+        self._idle: list[Participant] = []
+        self._next_worker = 1
+        #: How many times the baton changed hands (for the benchmark).
+        self.switches = 0
+        #: While exploring or replaying a schedule: makes every choice (see
+        #: :mod:`pytest_flows._internal.schedule`); ``seed`` is then nonzero so every switch
+        #: point is one.
+        self.chooser: Chooser | None = None
+        #: Bumped for each run under a schedule (see :meth:`submit`).
+        self.epoch = 0
+
+    # -- joining and leaving ---------------------------------------------------------
+    def _new(self, name: str) -> Participant:
+        self._next_seq += 1
+        p = Participant(self, name, self._next_seq)
+        p.generation = self.generation
+        p.epoch = self.epoch
+        p.priority = self._rng.random()
+        return p
+
+    def enter(self, name: str) -> Participant:
+        """Make the calling thread a participant; returns once it holds the baton."""
+        with self._mutex:
+            if not self._parts:
+                self._aborted = None
+            p = self._new(name)
+            self._bind(p)
+            self._parts.append(p)
+            if self._holder is None:
+                self._holder = p
+                return p
+        self._park(p)
+        return p
+
+    def _bind(self, p: Participant) -> None:
+        p.ident = _get_ident()
+        _stack().append(p)
+
+    def leave(self, p: Participant) -> None:
+        """The calling participant is done: hand the baton on and forget this thread."""
+        stack = _stack()
+        if p in stack:
+            stack.remove(p)
+        if not stack:
+            _by_thread.pop(_get_ident(), None)
+        with self._mutex:
+            p.done = True
+            if p in self._parts:
+                self._parts.remove(p)
+            holding = self._holder is p
+        if not holding:
+            return
+        # ``p`` keeps the baton while it picks the next thread: were it free meanwhile,
+        # a thread outside the flow releasing a lock would hand it out a second time.
+        nxt = self._next_or_idle(None) if self._aborted is None else None
+        if nxt is not None:
+            self._hand(nxt)
+            return
+        with self._mutex:
+            if self._holder is p:
+                self._holder = None
+        if self._aborted is None:
+            self.poke()  # something may have become ready while the baton was held
+
+    def submit(self, body: Callable[[], None]) -> None:
+        """Run ``body`` on a pool thread, as an executor would: an idle worker of this
+        test's pool if there is one (threads are reused, as in a real pool), else a new
+        one. The seed decides whether it runs at once."""
+        me = current()
+        with self._mutex:
+            # Under a schedule, a run reuses only its own workers: every run of an
+            # exploration then starts alike and the schedule replays.
+            idle = [p for p in self._idle if p.epoch == self.epoch]
+            worker = idle[-1] if idle else None
+            if worker is not None:
+                self._idle.remove(worker)
+        if worker is None:
+            worker = self._new(f"pytest-flows-worker-{self._next_worker}")
+            self._next_worker += 1
+            worker.job = body
+            thread = _RealThread(target=self._work, args=(worker,), name=worker.name, daemon=True)
+            with self._mutex:
+                self._parts.append(worker)
+            self.start(thread, worker)
+            return
+        worker.job = body
+        worker.priority = self._rng.random()  # new work, a new draw
+        worker.deferred = False
+        if me is not None:
+            self._spawned(me, worker)
+            self.switch(me, handoff=worker)
+
+    def _spawned(self, parent: Participant, child: Participant) -> None:
+        if self.chooser is not None and self._aborted is None:
+            self.chooser.spawned(parent.seq, child.seq)
+
+    def _work(self, me: Participant) -> None:
+        self.begin(me)
+        try:
+            while not me.let_go:
+                job, me.job = me.job, None
+                if job is not None:
+                    if self.chooser is not None and self._aborted is None:
+                        self.chooser.job_started(me.seq)
+                    job()
+                with self._mutex:
+                    self._idle.append(me)
+                me.idle = True
+                try:
+                    self.block(me, lambda: me.job is not None, None, "an idle pool thread")
+                finally:
+                    me.idle = False
+                if me.job is None:  # let go when the test ended
+                    return
+        except FlowsAborted:
+            pass
+        finally:
+            with self._mutex:
+                if me in self._idle:
+                    self._idle.remove(me)
+            self.leave(me)
+
+    def adopt(self, name: str) -> Participant:
+        """A participant for a thread about to be started by a managed thread; the new
+        thread calls :meth:`begin` first thing in its ``run``."""
+        p = self._new(name)
+        with self._mutex:
+            self._parts.append(p)
+        return p
+
+    def start(self, thread: threading.Thread, child: Participant) -> None:
+        """Start ``thread`` (its run calls :meth:`begin` for ``child``) from the calling thread."""
+        me = current()
+        # Thread.start() waits for the new thread's bootstrap, which runs before any
+        # managed code: both sides of that wait are real, so nothing can switch.
+        ident = _get_ident()
+        stack = _by_thread.pop(ident, [])
+        try:
+            _real_thread_start(thread)
+            child.begun.acquire()  # released once the child is parked, ready to be scheduled
+        finally:
+            _by_thread[ident] = stack
+        if me is not None:
+            self._spawned(me, child)
+            self.switch(me, handoff=child)
+
+    def begin(self, p: Participant) -> None:
+        self._bind(p)
+        p.begun.release()
+        self._park(p)
+
+    # -- switching ---------------------------------------------------------------------
+    def switch(self, me: Participant, *, handoff: Participant | None = None, why: str = "") -> None:
+        """A switch point where ``me`` could go on: the seed picks who runs now."""
+        if self._aborted is not None:
+            self._check_abort(me)
+            return
+        nxt = self._choose(me, handoff=handoff, yielding=why == "yield")
+        if nxt is not me:
+            self._transfer(me, nxt)
+        if why == "lock" and self.chooser is not None:
+            # The acquire that follows touches this lock (the seam's ``self``): only
+            # threads using the same lock are ordered by it.
+            lock = sys._getframe(1).f_locals.get("self")
+            record_access(f"sync:{id(lock):x}", write=True)
+
+    def block(
+        self,
+        me: Participant,
+        ready_when: Callable[[], bool],
+        deadline: float | None,
+        what: str,
+    ) -> bool:
+        """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready."""
+        while True:
+            if ready_when():
+                return True
+            if deadline is not None and self.clock.monotonic() >= deadline:
+                return False
+            if me.let_go:
+                return False  # the caller sees current() is None and waits for real
+            if self._aborted is not None:
+                self._check_abort(me)
+                return True  # aborted loops run on as plain loops
+            me.ready_when, me.deadline, me.what = ready_when, deadline, what
+            me.deferred = False
+            try:
+                nxt = self._next_or_idle(me)
+            finally:
+                me.ready_when, me.deadline = None, None
+            if nxt is me:
+                continue
+            if nxt is None:
+                # Nobody can run and nothing in the flow will change that: free the
+                # baton and wait for a thread outside the flow to poke us.
+                if self._aborted is not None:
+                    self._check_abort(me)
+                    return True
+                me.ready_when, me.deadline = ready_when, deadline
+                with self._mutex:
+                    self._holder = None
+                try:
+                    self._park(me)
+                finally:
+                    me.ready_when, me.deadline = None, None
+                continue
+            # ``me`` stays blocked while parked: others test its predicate.
+            me.ready_when, me.deadline = ready_when, deadline
+            try:
+                self._transfer(me, nxt)
+            finally:
+                me.ready_when, me.deadline = None, None
+
+    def sleep(self, me: Participant, seconds: float) -> None:
+        if seconds <= 0:
+            self.switch(me, why="yield")
+            return
+        self.block(me, _never, self.clock.monotonic() + seconds, f"time.sleep({seconds:g})")
+
+    # -- the choice ----------------------------------------------------------------------
+    def _ready(self, exclude: Participant | None = None) -> list[Participant]:
+        now = self.clock.monotonic()
+        return [p for p in list(self._parts) if p is not exclude and p.ready(now)]
+
+    def _choose(
+        self, me: Participant, *, handoff: Participant | None, yielding: bool
+    ) -> Participant:
+        others = self._ready(exclude=me)
+        if not others:
+            return me
+        if self.chooser is not None:
+            if me.is_loop and handoff is None:
+                return self._loop_turn(me, others)
+            default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
+            return self._chosen(default, [me, *others])
+        if self.seed == 0:
+            return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
+        return self._pick([me, *others])
+
+    def _loop_turn(self, me: Participant, others: list[Participant]) -> Participant:
+        """The loop's turn under a schedule: a ready worker, or the loop goes on.
+
+        A seed keeps the loop running past a ready worker when the loop's priority is
+        the higher, and then at every turn until the worker blocks: so going on is one
+        choice, and the workers it passed over are not offered again meanwhile.
+        """
+        offered = [p for p in others if not p.deferred]
+        if not offered:
+            return me
+        default = self._seed_zero_choice(me, offered, handoff=None, yielding=False)
+        chosen = self._chosen(default, [me, *offered])
+        if chosen is me:
+            for p in offered:
+                p.deferred = True
+        return chosen
+
+    @staticmethod
+    def _seed_zero_choice(
+        me: Participant,
+        others: list[Participant],
+        *,
+        handoff: Participant | None,
+        yielding: bool,
+    ) -> Participant:
+        if handoff is not None and handoff in others:
+            return handoff
+        if yielding or me.is_loop:
+            # The loop's turn (and sleep(0)) lets runnable threads go first, as
+            # they would have run meanwhile on a real pool.
+            workers = [p for p in others if not p.is_loop] or others
+            later = [p for p in workers if p.seq > me.seq]
+            return (later or workers)[0]
+        return me
+
+    def _chosen(self, default: Participant, candidates: list[Participant]) -> Participant:
+        """The schedule's choice: options are the seed-0 choice, then the others by seq."""
+        assert self.chooser is not None
+        rest = sorted((p for p in candidates if p is not default), key=lambda p: p.seq)
+        options = [default, *rest]
+        seqs = [p.seq for p in options]
+        now = self.clock.monotonic()
+        due = self._next_deadline()
+        if due is not None and now < due <= now + MAX_DESCHEDULE:
+            # As with seeds: every ready thread may be held back while the clock runs
+            # to a deadline that is near (seq 0 stands for "the clock").
+            seqs.append(0)
+        if len(seqs) == 1:
+            return default
+        self.chooser.loops.update(p.seq for p in options if p.is_loop)
+        index = self.chooser.pick("thread", tuple(seqs))
+        if index == len(options):
+            assert due is not None
+            self.clock.advance_to(due)
+            ready = [p for p in self._ready() if p in candidates or p.ready(due)]
+            return self._chosen(default if default in ready else ready[0], ready)
+        return options[index]
+
+    def _pick(self, candidates: list[Participant]) -> Participant:
+        """The seeded choice (seeds other than 0): the ready thread of highest priority.
+
+        Each thread draws a random priority for each piece of work it takes on, as in
+        probabilistic concurrency testing (PCT): whichever of several ready threads an
+        OS would have run first is equally likely to be any of them. A thread may also
+        be held back a little while the clock runs on (an OS deschedules a thread for a
+        while, never for long).
+        """
+        due = self._next_deadline()
+        soon = due is not None and due - self.clock.monotonic() <= MAX_DESCHEDULE
+        if soon and self._rng.random() < 1 / (len(candidates) + 1):
+            assert due is not None
+            self.clock.advance_to(due)
+            candidates = self._ready() or candidates
+        return max(candidates, key=lambda p: (p.priority, -p.seq))
+
+    def _next_deadline(self) -> float | None:
+        deadlines = [p.deadline for p in self._parts if p.deadline is not None and not p.done]
+        due = min(deadlines) if deadlines else None
+        # A wait for ever (asyncio.sleep(math.inf)) is never due: time does not jump there.
+        return due if due is not None and math.isfinite(due) else None
+
+    def _next_or_idle(self, me: Participant | None) -> Participant | None:
+        """The next participant to run after ``me`` blocked (or left), resolving idleness:
+        move the clock, wait for the world outside the flow, or report a deadlock."""
+        waited = 0.0
+        pause = 0.00005
+        while True:
+            ready = self._ready()
+            if ready:
+                if self.chooser is not None:
+                    workers = [p for p in ready if not p.is_loop]
+                    return self._chosen((workers or ready)[0], ready)
+                if self.seed == 0:
+                    workers = [p for p in ready if not p.is_loop]
+                    return (workers or ready)[0]
+                return self._pick(ready)
+            due = self._next_deadline()
+            if due is not None and not self._watches_sockets():
+                self.clock.advance_to(due)
+                continue
+            if not any(p.is_loop for p in self._parts):
+                # Only threads are left and all are blocked: something outside the flow
+                # (a test thread, interpreter shutdown) may still release them.
+                return None
+            limit = REAL_IO_PATIENCE if self._watches_sockets() else DEADLOCK_GRACE
+            if waited >= limit:
+                return self._deadlock(me)
+            # Something outside the flow (a socket, a thread of the test) may still
+            # wake a participant: give it real time, and let the clock follow by as
+            # much real time as passed (a loaded machine oversleeps).
+            started = real_monotonic()
+            _real_sleep(pause)
+            slept = real_monotonic() - started
+            waited += slept
+            if due is not None:
+                self.clock.advance_to(min(due, self.clock.monotonic() + slept))
+            pause = min(pause * 2, 0.002)
+
+    def _watches_sockets(self) -> bool:
+        for p in self._parts:
+            for loop in p.loops:
+                selector = getattr(loop, "_selector", None)
+                if selector is not None and len(selector.get_map()) > 1:
+                    return True
+        return False
+
+    # -- baton passing -----------------------------------------------------------------
+    def _transfer(self, me: Participant, nxt: Participant) -> None:
+        if self._hand(nxt):
+            self._park(me)
+        # else the test ended meanwhile: ``me`` runs on as an ordinary thread
+
+    def _hand(self, nxt: Participant) -> bool:
+        """Give ``nxt`` the baton; False if the test ended (``detach``) since ``nxt`` was
+        chosen: detach has woken every parked thread already, ``nxt`` included."""
+        with self._mutex:
+            if nxt.let_go:
+                return False
+            self._holder = nxt
+            self.switches += 1
+        nxt._wake.release()
+        return True
+
+    def _park(self, me: Participant) -> None:
+        me._wake.acquire()
+        if not me.let_go:
+            self._check_abort(me)
+
+    def poke(self) -> None:
+        """Something outside the flow released a primitive: if nobody holds the baton,
+        give it to whoever can run now."""
+        with self._mutex:
+            if self._holder is not None or self._aborted is not None:
+                return
+            ready = self._ready()
+            if not ready:
+                return
+            nxt = ready[0]
+            self._holder = nxt
+        nxt._wake.release()
+
+    def attach(self) -> None:
+        """A test (or a run outside one) starts using this scheduler (again); threads let
+        go by an earlier :meth:`detach` stay ordinary threads."""
+        with self._mutex:
+            if self.detached:
+                self.detached = False
+                self._aborted = None
+
+    def detach(self) -> None:
+        """The test is over: every participant still parked runs on as an ordinary thread."""
+        with self._mutex:
+            self.detached = True
+            self.generation += 1
+            parked = [p for p in self._parts if p is not self._holder]
+            self._parts.clear()
+            self._idle.clear()
+            self._holder = None
+        for p in parked:
+            _wake(p)
+
+    @property
+    def aborted(self) -> bool:
+        """Whether a run of this test deadlocked (its loops then run as plain loops)."""
+        return self._aborted is not None
+
+    @property
+    def idle(self) -> bool:
+        return self._holder is None and bool(self._parts)
+
+    # -- deadlock ------------------------------------------------------------------------
+    def _check_abort(self, me: Participant) -> None:
+        if self._aborted is None:
+            return
+        if me.error is not None:
+            error, me.error = me.error, None
+            raise error
+        if not me.is_loop:
+            raise FlowsAborted()
+
+    def _deadlock(self, me: Participant | None) -> Participant | None:
+        error = FlowsDeadlockError(deadlock_report(self.clock.monotonic(), self._parts))
+        self._aborted = error
+        loops = [p for p in self._parts if p.is_loop]
+        root = loops[0]
+        with self._mutex:
+            self._holder = None
+            parked = [p for p in self._parts if p is not me]
+        root.error = error
+        for p in parked:
+            _wake(p)
+        if me is root:
+            root.error = None
+            raise error
+        if me is not None and not me.is_loop:
+            raise FlowsAborted()
+        return None
+
+
+def _never() -> bool:
+    return False
+
+
+def _wake(p: Participant) -> None:
+    """Unpark ``p`` when letting every thread go (it may already be unparked)."""
+    if p._wake.locked():
+        p._wake.release()
