@@ -14,7 +14,7 @@ from pytest_flows.conformance import CheckpointStorageSuite, FlowPersistenceSuit
 pytest.importorskip("crewai")
 pytest.importorskip("agent_framework")
 
-from pytest_flows.crewai import compat
+from pytest_flows.crewai import _compat as compat
 
 # The suite's sample state holds a datetime, which crewai < 1.15.23 cannot save.
 needs_json_default = pytest.mark.skipif(
@@ -113,7 +113,7 @@ class TestFlowsCheckpointStorage(CheckpointStorageSuite):
 
     @pytest.fixture
     def storage(self) -> Any:
-        from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+        from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 
         return FlowsCheckpointStorage()
 
@@ -126,7 +126,7 @@ class TestFlowsCheckpointStorageBehindFlowStore(CheckpointStorageSuite):
 
     @pytest.fixture
     def storage(self, flow_store: Any) -> Any:
-        from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+        from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 
         self.store = flow_store
         return FlowsCheckpointStorage(store=flow_store)

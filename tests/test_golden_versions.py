@@ -47,7 +47,7 @@ def test_a_moved_crewai_seam_names_the_supported_range(monkeypatch: pytest.Monke
     pytest.importorskip("crewai")
     from crewai.events.event_bus import crewai_event_bus
 
-    from pytest_flows.crewai import patches
+    from pytest_flows.crewai import _patches as patches
 
     monkeypatch.setattr(type(crewai_event_bus), "reset_runtime_state", None)
     with pytest.raises(AssertionError) as moved:

@@ -69,27 +69,27 @@ def test_the_core_never_imports_an_adapter_or_a_framework_at_module_level() -> N
 def test_the_core_is_found() -> None:
     names = {path.name for path in _core_files()}
     assert {"session.py", "fakes.py", "__init__.py"} <= names
-    assert "llm.py" not in names  # pytest_flows/crewai/llm.py is adapter code
+    assert "llm.py" not in names  # pytest_flows/crewai/_llm.py is adapter code
 
 
 def test_the_check_sees_what_it_is_for() -> None:
     bad = (
         "import crewai\n"
-        "from pytest_flows.crewai.llm import FakeLLM\n"
+        "from pytest_flows.crewai._llm import FakeLLM\n"
         "from pytest_flows import agent_framework\n"
         "try:\n    import agent_framework.openai\nexcept ImportError:\n    pass\n"
     )
     assert _adapter_imports_at_module_level(bad) == [
         "line 1: crewai",
-        "line 2: pytest_flows.crewai.llm",
-        "line 2: pytest_flows.crewai.llm.FakeLLM",
+        "line 2: pytest_flows.crewai._llm",
+        "line 2: pytest_flows.crewai._llm.FakeLLM",
         "line 3: pytest_flows.agent_framework",
         "line 5: agent_framework.openai",
     ]
     fine = (
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from pytest_flows.crewai.llm import FakeLLM\n"
-        "def f():\n    from pytest_flows.crewai.llm import FakeLLM\n"
+        "if TYPE_CHECKING:\n    from pytest_flows.crewai._llm import FakeLLM\n"
+        "def f():\n    from pytest_flows.crewai._llm import FakeLLM\n"
         "from pytest_flows._internal.session import FlowsSession\n"
     )
     assert _adapter_imports_at_module_level(fine) == []

@@ -43,11 +43,6 @@ TOP_LEVEL = {
     "conformance",
     "_internal",
 }
-#: Imports the docs keep from an internal module until the public place has the name.
-NOT_YET_PUBLIC = {
-    # pytest_flows/crewai/__init__.py does not re-export it yet (another slice of issue 16).
-    ("pytest_flows.crewai.crews", "crew_output"),
-}
 
 _DOTTED = re.compile(r"(?<![\w.])pytest_flows(?:\.[A-Za-z_]\w*)+")
 _FROM_IMPORT = re.compile(
@@ -87,6 +82,13 @@ def test_the_adapter_kit_is_its_documented_table() -> None:
 def test_everything_not_public_is_under_internal() -> None:
     present = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
     assert present == TOP_LEVEL, "a module outside _internal/ is public: document it or move it"
+    for adapter in ("crewai", "agent_framework"):
+        public = [
+            p.name
+            for p in (PACKAGE / adapter).glob("*.py")
+            if p.name != "__init__.py" and not p.name.startswith("_")
+        ]
+        assert public == [], f"pytest_flows.{adapter}: only __init__ is public; prefix with _"
 
 
 def test_every_public_name_loads_without_a_framework() -> None:
@@ -214,7 +216,7 @@ def test_docs_and_examples_import_only_from_the_public_modules() -> None:
         f"{where}: from {module} import {name}"
         for where, text in _texts()
         for module, name in _from_import_names(text)
-        if module not in PUBLIC_MODULES and (module, name) not in NOT_YET_PUBLIC
+        if module not in PUBLIC_MODULES
     ]
     assert private == [], "import these from pytest_flows (or the adapter's package)"
 
@@ -226,7 +228,7 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert _problem("pytest_flows.not_a_module.Name") is not None
     assert _problem("pytest_flows.ALWAYS") is None
     assert _problem("pytest_flows._internal.errors.NoMethodRanWarning") is None
-    assert _problem("pytest_flows.crewai.crews.crew_output") is None
+    assert _problem("pytest_flows.crewai._crews.crew_output") is None
     text = (
         "```python\nfrom pytest_flows._internal.replies import (\n"
         "    call_tool,  # x\n    stream as s,\n)\n"

@@ -6,7 +6,7 @@ import time
 
 from market_flow import REGIONS, LegacyMarketFlow, MarketFlow, Outlook
 
-from pytest_flows.crewai.crews import crew_output
+from pytest_flows.crewai import crew_output
 
 
 def script_the_regions(fake_crews):

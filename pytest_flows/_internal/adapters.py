@@ -141,19 +141,21 @@ Adapter = AdapterBase
 
 
 def declared_seams(package: str | None) -> Sequence[object]:
-    """The seams an adapter package declares in its ``seams`` module (``SEAMS``), if any.
+    """The seams an adapter package declares in its ``seams`` (or private ``_seams``)
+    module (``SEAMS``), if any.
 
     The seam registry (:mod:`pytest_flows._internal.seams`) is per adapter package; an
     adapter that has no such module declares none.
     """
-    name = f"{package}.seams"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return ()
-    return tuple(getattr(module, "SEAMS", ()))
+    for name in (f"{package}.seams", f"{package}._seams"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        return tuple(getattr(module, "SEAMS", ()))
+    return ()
 
 
 def bind_fake(adapter: Adapter, session: FlowsSession, kind: str, fake: Any) -> Binding:
@@ -187,7 +189,7 @@ class AdapterSpec:
 ADAPTERS: tuple[AdapterSpec, ...] = (
     AdapterSpec(
         framework="crewai",
-        module="pytest_flows.crewai.adapter",
+        module="pytest_flows.crewai._adapter",
         extra="crewai",
         describe="a CrewAI Flow class or instance",
         environment={
@@ -201,7 +203,7 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
     ),
     AdapterSpec(
         framework="agent_framework",
-        module="pytest_flows.agent_framework.adapter",
+        module="pytest_flows.agent_framework._adapter",
         extra="agent-framework",
         describe="an Agent Framework Workflow",
         environment={"AGENT_FRAMEWORK_DISABLE_TELEMETRY": "true"},

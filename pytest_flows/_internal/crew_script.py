@@ -5,7 +5,7 @@ a declarative agent step). :class:`FakeCrews` is what a test writes to
 (``reply``, ``on``, ``RUN_FOR_REAL``) and reads (``calls``, ``inputs``); a
 framework adapter's ``bind_crews`` builds the :class:`~pytest_flows._internal.script.Request`
 of each kickoff, takes the scripted reply here and turns it into the
-framework's own result (crewai: :mod:`pytest_flows.crewai.crews`).
+framework's own result (crewai: :mod:`pytest_flows.crewai._crews`).
 
 Request keys: ``caller`` has ``flow``, ``method``, ``kind`` (``crew`` or
 ``agent``), ``crew`` (the crew's name), ``agent`` (the agents' roles) and

@@ -105,7 +105,7 @@ def conversation(request: pytest.FixtureRequest, fake_llm: Any) -> Iterator[Any]
     """Turn-by-turn sessions on conversational flows: ``conversation.start(SupportFlow)``."""
     session = session_of(request)
     _require("crewai", "conversation")
-    from pytest_flows.crewai.conversation import Conversation, install
+    from pytest_flows.crewai._conversation import Conversation, install
 
     chats = Conversation(session, fake_llm)
     with install(chats):

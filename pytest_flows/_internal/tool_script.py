@@ -2,8 +2,8 @@
 
 :class:`FakeTools` is what a test writes to (``on(...).reply``, ``.error``,
 ``strict``) and reads (``calls``); each framework's adapter wraps the *body*
-of its tools (crewai: :mod:`pytest_flows.crewai.tools`; Agent Framework:
-:mod:`pytest_flows.agent_framework.tools`) so it asks :meth:`FakeTools.call`
+of its tools (crewai: :mod:`pytest_flows.crewai._tools`; Agent Framework:
+:mod:`pytest_flows.agent_framework._tools`) so it asks :meth:`FakeTools.call`
 first, while the framework's own tool path around the body still runs.
 
 Unscripted calls run the real tool (and are still in the ledger) unless

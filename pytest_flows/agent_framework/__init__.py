@@ -15,19 +15,19 @@ Importing this package imports ``agent_framework``; ``import pytest_flows`` does
 # collection with "partially initialized module ... has no attribute 'ADAPTER'").
 import agent_framework  # noqa: F401
 
-from pytest_flows.agent_framework.adapter import OutputRecord, PendingRequest, WorkflowRun
-from pytest_flows.agent_framework.checkpoints import (
+from pytest_flows.agent_framework._adapter import OutputRecord, PendingRequest, WorkflowRun
+from pytest_flows.agent_framework._checkpoints import (
     CheckpointInfo,
     CheckpointRefusedError,
     CheckpointRules,
     CheckpointSaveError,
     FlowsCheckpointStorage,
 )
-from pytest_flows.agent_framework.human import PAUSE, RequestRule, Requests, requests
-from pytest_flows.agent_framework.llm import FlowsChatClient
-from pytest_flows.agent_framework.patches import check_patch_points
-from pytest_flows.agent_framework.persistence import checkpoint_storage
-from pytest_flows.agent_framework.properties import (
+from pytest_flows.agent_framework._human import PAUSE, RequestRule, Requests, requests
+from pytest_flows.agent_framework._llm import FlowsChatClient
+from pytest_flows.agent_framework._patches import check_patch_points
+from pytest_flows.agent_framework._persistence import checkpoint_storage
+from pytest_flows.agent_framework._properties import (
     RestoreCheck,
     SeedExploration,
     check_restore_equivalence,

@@ -12,7 +12,7 @@ from pytest_flows.agent_framework import (
     explore_seeds,
     seeded,
 )
-from pytest_flows.agent_framework.patches import check_patch_points
+from pytest_flows.agent_framework._patches import check_patch_points
 
 
 def allowing() -> FlowsCheckpointStorage:

@@ -79,7 +79,7 @@ def test_in_memory_rules_keep_int_keys(flows):
 
 
 def test_a_value_of_another_type_in_the_final_state_is_a_difference(flows):
-    from pytest_flows.agent_framework.properties import _typed_outcome, _value_changes
+    from pytest_flows.agent_framework._properties import _typed_outcome, _value_changes
 
     run = flows.run(build_squares(restores_int_keys=True), 1)
     other = flows.run(build_squares(restores_int_keys=True), 1)

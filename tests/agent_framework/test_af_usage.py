@@ -11,7 +11,7 @@ import pytest
 from agent_framework._workflows import _edge_runner, _runner
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework import _patches as patches
 
 
 def test_a_builder_must_be_built_first(flows):

@@ -64,7 +64,7 @@ def twelve() -> tuple[float, float, float]:
         bare = median_seconds(lambda: Twelve().kickoff())
     # The same, with crewai's console suppressed as the flows fixture does: what the
     # runtime itself costs on a real pool, without drawing panels.
-    from pytest_flows.crewai.adapter import suppressed_console_output
+    from pytest_flows.crewai._adapter import suppressed_console_output
 
     with suppressed_console_output():
         quiet = median_seconds(lambda: Twelve().kickoff())

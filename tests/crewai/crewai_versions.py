@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_flows.crewai import compat
+from pytest_flows.crewai import _compat as compat
 
 needs_json_default = pytest.mark.skipif(
     not compat.HAS_SQLITE_JSON_DEFAULT,

@@ -98,7 +98,7 @@ def test_memory_needs_no_vector_store(flows: FlowsSession) -> None:
 
 
 def test_crewai_keeps_its_own_memory_store_outside_flows_tests() -> None:
-    from pytest_flows.crewai.memory import NullMemoryStorage, memory_storage
+    from pytest_flows.crewai._memory import NullMemoryStorage, memory_storage
 
     assert memory_storage("lancedb") is None  # None: crewai picks its default store
     with FlowsSession(test_id="memory"):

@@ -1,4 +1,4 @@
-"""pytest_flows.crewai.compat: each branch, on the installed crewai and as an older one."""
+"""pytest_flows.crewai._compat: each branch, on the installed crewai and as an older one."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from crewai.events.event_bus import CrewAIEventsBus, crewai_event_bus
 from crewai.events.types.flow_events import FlowStartedEvent
 from crewai.flow.persistence import sqlite
 
-from pytest_flows.crewai import compat
+from pytest_flows.crewai import _compat as compat
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from crewai.tasks.output_format import OutputFormat
 from pydantic import BaseModel
 
 from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
-from pytest_flows.crewai.crews import RUN_FOR_REAL, SYNC_KICKOFF_IN_LOOP, crew_output
+from pytest_flows.crewai._crews import RUN_FOR_REAL, SYNC_KICKOFF_IN_LOOP, crew_output
 
 
 class Verdict(BaseModel):
@@ -356,7 +356,7 @@ def test_native_async_kickoffs_overlap_too(flows: Any, fake_crews: Any) -> None:
 
 def _finishing_order(seed: int) -> list[str]:
     from pytest_flows._internal.session import FlowsSession
-    from pytest_flows.crewai.crews import FakeCrews
+    from pytest_flows.crewai._crews import FakeCrews
 
     with FlowsSession(seed=seed, test_id="four-crews") as session:
         crews = FakeCrews(session)

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from pytest_flows._internal.replies import ProviderError, RateLimitError, call_tool, stream
 from pytest_flows._internal.script import ALWAYS, ScriptReplyError, UnscriptedRequest
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
-from pytest_flows.crewai.llm import FakeLLM
+from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai._llm import FakeLLM
 
 # Built at import, before any test: the routing must reach it too.
 MODULE_LLM = LLM("gpt-4o-mini")

@@ -186,7 +186,7 @@ def test_a_changed_field_type_is_schema(project: pytest.Pytester) -> None:
 def test_schema_problems_name_new_removed_and_retyped_fields() -> None:
     from pydantic import BaseModel, ConfigDict
 
-    from pytest_flows.crewai.golden import state_model_problems
+    from pytest_flows.crewai._golden import state_model_problems
 
     class Today(BaseModel):
         counter: str = ""

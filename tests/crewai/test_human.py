@@ -353,7 +353,7 @@ def test_input_is_replaced_only_while_a_human_is_bound() -> None:
     import builtins
 
     from pytest_flows._internal.human_script import ScriptedHuman
-    from pytest_flows.crewai import human as crewai_human
+    from pytest_flows.crewai import _human as crewai_human
 
     scripted = ScriptedHuman()
     scripted.answer("typed")

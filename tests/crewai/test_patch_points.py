@@ -10,7 +10,8 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.adapters import ADAPTERS
 from pytest_flows._internal.seams import SeamsMoved, problems
-from pytest_flows.crewai import patches, seams
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai import _seams as seams
 
 SUPPORTED = next(s for s in ADAPTERS if s.framework == "crewai").supported
 
@@ -51,7 +52,7 @@ def test_a_changed_signature_and_lost_source_are_both_reported(
 def test_patching_an_undeclared_crewai_attribute_is_refused_with_the_fix() -> None:
     with pytest.raises(KeyError) as undeclared:
         seams.SEAMS["crewai.flow.runtime:Flow.kickoff"]
-    assert "is not a declared crewai seam: add a Seam for it in pytest_flows.crewai.seams" in str(
+    assert "is not a declared crewai seam: add a Seam for it in pytest_flows.crewai._seams" in str(
         undeclared.value
     )
 
@@ -75,6 +76,6 @@ def test_no_module_of_the_adapter_patches_crewai_by_hand() -> None:
 
 
 def test_the_adapter_hands_its_declared_seams_to_the_contract() -> None:
-    from pytest_flows.crewai.adapter import ADAPTER
+    from pytest_flows.crewai._adapter import ADAPTER
 
     assert list(ADAPTER.seams()) == list(seams.SEAMS)

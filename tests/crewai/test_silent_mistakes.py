@@ -15,7 +15,7 @@ from store_flows import StepsFlow
 
 from pytest_flows import FlowsSession
 from pytest_flows._internal.errors import FlowsWarning, NoMethodRanWarning
-from pytest_flows.crewai.bus_handlers import registered_handlers
+from pytest_flows.crewai._bus_handlers import registered_handlers
 
 
 # -- a flow that ran no method ---------------------------------------------------------------

@@ -26,7 +26,7 @@ from store_flows import (
 
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import StateSave
-from pytest_flows.crewai.persistence import FlowStorePersistence
+from pytest_flows.crewai._persistence import FlowStorePersistence
 
 
 def _lines(run: object, kind: str) -> list[str]:

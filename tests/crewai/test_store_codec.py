@@ -37,7 +37,7 @@ from pytest_flows._internal.store_records import (
     StateCodecError,
     StoreCorruptedError,
 )
-from pytest_flows.crewai import store_patches
+from pytest_flows.crewai import _store_patches as store_patches
 
 
 class DeepCopyPersistence(FlowPersistence):

@@ -16,8 +16,8 @@ __all__ = ["GoldenAdapter", "adapter_for_run", "adapter_named"]
 
 #: framework name -> module with a module-level ``ADAPTER``
 _MODULES = {
-    "crewai": "pytest_flows.crewai.golden",
-    "agent_framework": "pytest_flows.agent_framework.golden",
+    "crewai": "pytest_flows.crewai._golden",
+    "agent_framework": "pytest_flows.agent_framework._golden",
 }
 
 

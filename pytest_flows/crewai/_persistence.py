@@ -40,8 +40,8 @@ from pytest_flows._internal.store_records import (
     StateSave,
     StoreCorruptedError,
 )
-from pytest_flows.crewai import store_patches as patches
-from pytest_flows.crewai.compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai import _store_patches as patches
+from pytest_flows.crewai._compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
 
 if TYPE_CHECKING:
     from crewai.flow.async_feedback.types import PendingFeedbackContext
@@ -226,7 +226,7 @@ def _check_fits_state(snapshot: dict[str, Any], save: StateSave) -> None:
     try:
         type(state).model_validate(snapshot)
     except ValidationError as exc:
-        from pytest_flows.crewai.kickoff_args import declared_model
+        from pytest_flows.crewai._kickoff_args import declared_model
 
         # loc and type only: pydantic's message would quote the stored values
         fields = ", ".join(
@@ -271,7 +271,7 @@ class CrewAIStoreBackend:
     def __init__(self, store: FlowStore, session: FlowsSession | None = None) -> None:
         self.store = store
         self.session = session
-        from pytest_flows.crewai.checkpoints import CheckpointRouter
+        from pytest_flows.crewai._checkpoints import CheckpointRouter
 
         self.checkpoints = CheckpointRouter(store)
 
@@ -366,7 +366,7 @@ class CrewAIStoreBackend:
 
     def operations(self, flows: FlowsSession) -> Any:
         """What the property helpers of pytest_flows._internal.strategies run a crewai flow with."""
-        from pytest_flows.crewai.properties import CrewAIOperations
+        from pytest_flows.crewai._properties import CrewAIOperations
 
         return CrewAIOperations(flows, self.store)
 
@@ -389,7 +389,7 @@ def install(session: FlowsSession, store: FlowStore) -> Iterator[None]:
         set_triggering_event_id,
     )
 
-    from pytest_flows.crewai.checkpoints import CheckpointTracer
+    from pytest_flows.crewai._checkpoints import CheckpointTracer
 
     backend = CrewAIStoreBackend(store, session)
     store.register_backend(backend)

@@ -3,7 +3,7 @@
 crewai leaves some choices to chance (event-bus handler threads, the iteration
 order of a frozenset of racing listeners) and offers no public hook for them.
 These narrow patches fix those choices without changing what the runtime
-decides. Every seam they rely on is declared in :mod:`pytest_flows.crewai.seams`,
+decides. Every seam they rely on is declared in :mod:`pytest_flows.crewai._seams`,
 whose :func:`check_patch_points` fails loudly if a crewai upgrade moves one; the
 human fake's patches are in ``human_patches.py``, flow_store's in ``store_patches.py``.
 """
@@ -24,8 +24,8 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.participants import switch_point
 from pytest_flows._internal.seams import replaced
-from pytest_flows.crewai.seams import SEAMS, check_patch_points
-from pytest_flows.crewai.state_access import observed
+from pytest_flows.crewai._seams import SEAMS, check_patch_points
+from pytest_flows.crewai._state_access import observed
 
 __all__ = [
     "InlineExecutor",
@@ -198,7 +198,7 @@ def is_resuming(flow: Any) -> bool:
 
 def retry_after_seconds(error: BaseException) -> float | None:
     """crewai's reading of a ``Retry-After`` hint on a provider error (None before 1.15.23)."""
-    from pytest_flows.crewai.compat import retry_after_seconds as read_hint
+    from pytest_flows.crewai._compat import retry_after_seconds as read_hint
 
     return read_hint(error)
 

@@ -36,8 +36,9 @@ from agent_framework import (
 )
 
 from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_value
-from pytest_flows.agent_framework import graph, patches
-from pytest_flows.agent_framework.checkpoints import refusal_from
+from pytest_flows.agent_framework import _graph as graph
+from pytest_flows.agent_framework import _patches as patches
+from pytest_flows.agent_framework._checkpoints import refusal_from
 
 __all__ = ["WorkflowTracer", "active_tracer", "render"]
 

@@ -22,8 +22,8 @@ from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, Wo
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.trace import render_value
-from pytest_flows.agent_framework import patches
-from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.agent_framework import _patches as patches
+from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 
 if TYPE_CHECKING:
     from pytest_flows._internal.golden.replay import Scripted

@@ -29,8 +29,8 @@ from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.identity import Normalizer
 from pytest_flows._internal.seeding import reseeded, runs_by_seed
 from pytest_flows._internal.trace import render_value
-from pytest_flows.agent_framework.adapter import WorkflowRun
-from pytest_flows.agent_framework.checkpoints import FlowsCheckpointStorage
+from pytest_flows.agent_framework._adapter import WorkflowRun
+from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

@@ -13,17 +13,18 @@ from crewai.flow.flow import Flow
 from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows._internal.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows._internal.run import FlowRun
-from pytest_flows.crewai import callers, patches
-from pytest_flows.crewai.bus_handlers import scoped_handlers
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
-from pytest_flows.crewai.kickoff_args import (
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai._bus_handlers import scoped_handlers
+from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai._kickoff_args import (
     check_kickoff_args,
     check_state_inputs,
     declared_model,
 )
-from pytest_flows.crewai.memory import memory_storage
-from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.crewai.tracing import CrewAITraceRecorder
+from pytest_flows.crewai._memory import memory_storage
+from pytest_flows.crewai._seams import SEAMS
+from pytest_flows.crewai._tracing import CrewAITraceRecorder
 
 if TYPE_CHECKING:
     from pytest_flows._internal.crew_script import FakeCrews
@@ -63,7 +64,7 @@ class CrewAIAdapter(AdapterBase):
         # module is imported: make that the in-memory flow_store router.
         from crewai.flow.persistence.factory import set_flow_persistence_factory
 
-        from pytest_flows.crewai.persistence import routed_persistence
+        from pytest_flows.crewai._persistence import routed_persistence
 
         set_flow_persistence_factory(routed_persistence)
 
@@ -96,27 +97,27 @@ class CrewAIAdapter(AdapterBase):
 
     # -- the fakes (each binder's module is imported on first use) -----------------
     def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        from pytest_flows.crewai.llm import install
+        from pytest_flows.crewai._llm import install
 
         return install(session, fake)
 
     def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
-        from pytest_flows.crewai.human import install
+        from pytest_flows.crewai._human import install
 
         return install(session, fake)
 
     def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
-        from pytest_flows.crewai.persistence import install
+        from pytest_flows.crewai._persistence import install
 
         return install(session, store)
 
     def bind_crews(self, session: FlowsSession, fake: FakeCrews) -> Binding:
-        from pytest_flows.crewai.crews import install
+        from pytest_flows.crewai._crews import install
 
         return install(session, fake)
 
     def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
-        from pytest_flows.crewai.tools import install
+        from pytest_flows.crewai._tools import install
 
         return install(session, fake)
 
@@ -128,7 +129,7 @@ class CrewAIAdapter(AdapterBase):
         feedback: str,
         outcome: str | None,
     ) -> FlowRun:
-        from pytest_flows.crewai.human import resume
+        from pytest_flows.crewai._human import resume
 
         return resume(human, paused, feedback, outcome)
 
@@ -234,7 +235,7 @@ def _restored_from_checkpoint(flow: Any, kwargs: dict[str, Any]) -> tuple[Any, d
     from crewai.state.checkpoint_config import apply_checkpoint
     from pydantic import ValidationError
 
-    from pytest_flows.crewai.checkpoints import not_a_checkpoint
+    from pytest_flows.crewai._checkpoints import not_a_checkpoint
 
     rest = {k: v for k, v in kwargs.items() if k != "from_checkpoint"}
     try:

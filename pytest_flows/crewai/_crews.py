@@ -32,14 +32,15 @@ from pytest_flows._internal.crew_script import (
     crew_output,
 )
 from pytest_flows._internal.script import Request
-from pytest_flows.crewai import callers, patches
-from pytest_flows.crewai.crew_outputs import (
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai._crew_outputs import (
     error_fields,
     summary,
     to_agent_output,
     to_crew_output,
 )
-from pytest_flows.crewai.seams import SEAMS
+from pytest_flows.crewai._seams import SEAMS
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

@@ -23,7 +23,7 @@ from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
 from pytest_flows._internal import usage
 from pytest_flows._internal.trace import TraceEvent, render_value
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 
 __all__ = [
     "FlowCaller",

@@ -8,7 +8,7 @@ from typing import Any
 
 from crewai.llms.base_llm import BaseLLM
 
-from pytest_flows.crewai.seams import SEAMS
+from pytest_flows.crewai._seams import SEAMS
 
 __all__ = ["route_constructor", "route_existing"]
 

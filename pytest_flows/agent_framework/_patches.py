@@ -12,7 +12,7 @@ superstep committed. These narrow patches
   messages, events, state writes and commits, checkpoints, restores and
   responses) without changing what it decides - :func:`observe`.
 
-Every seam they rely on is declared in :mod:`pytest_flows.agent_framework.seams`,
+Every seam they rely on is declared in :mod:`pytest_flows.agent_framework._seams`,
 whose :func:`check_patch_points` fails loudly if an upgrade moves one; the test
 suite calls it.
 """
@@ -31,7 +31,7 @@ from agent_framework._workflows._checkpoint_encoding import (
 )
 from agent_framework._workflows._const import INTERNAL_SOURCE_PREFIX
 
-from pytest_flows.agent_framework.seams import SEAMS, check_patch_points
+from pytest_flows.agent_framework._seams import SEAMS, check_patch_points
 
 __all__ = [
     "WorkflowObserver",

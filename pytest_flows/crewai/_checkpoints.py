@@ -39,7 +39,7 @@ from pytest_flows._internal.store_records import (
     decode_stored,
 )
 from pytest_flows._internal.trace import render_value
-from pytest_flows.crewai import store_patches
+from pytest_flows.crewai import _store_patches as store_patches
 
 __all__ = ["CheckpointRouter", "CheckpointTracer", "not_a_checkpoint"]
 
@@ -141,7 +141,7 @@ def not_a_checkpoint(location: str, error: Any) -> NotACheckpointError:
     stray file holding a secret would land in the test log. Only where and how
     the document fails is told.
     """
-    from pytest_flows.crewai.persistence import current_backend
+    from pytest_flows.crewai._persistence import current_backend
 
     document = getattr(error, "title", "") == "RuntimeState"
     problems = []

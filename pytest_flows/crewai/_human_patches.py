@@ -3,8 +3,8 @@
 crewai asks in three places - a ``@human_feedback`` provider, ``Flow.ask()``'s
 input provider, and the console path's ``input()`` - and classifies feedback
 into an outcome with an LLM. Each patch here takes one of them over for a test
-(used by :mod:`pytest_flows.crewai.human`); the seams are declared in
-:mod:`pytest_flows.crewai.seams`.
+(used by :mod:`pytest_flows.crewai._human`); the seams are declared in
+:mod:`pytest_flows.crewai._seams`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.seams import replaced
-from pytest_flows.crewai.seams import SEAMS
+from pytest_flows.crewai._seams import SEAMS
 
 __all__ = [
     "ask_timeout",

@@ -22,8 +22,9 @@ from crewai.events.types.flow_events import (
 
 from pytest_flows._internal.participants import internal_lock
 from pytest_flows._internal.trace import TraceEvent, render_value
-from pytest_flows.crewai import graph, patches
-from pytest_flows.crewai.compat import FlowFailedEvent
+from pytest_flows.crewai import _graph as graph
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai._compat import FlowFailedEvent
 
 __all__ = ["CrewAITraceRecorder"]
 

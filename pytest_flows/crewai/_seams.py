@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
-from pytest_flows.crewai import compat
+from pytest_flows.crewai import _compat as compat
 
 __all__ = ["SEAMS", "check_patch_points"]
 

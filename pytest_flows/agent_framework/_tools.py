@@ -20,14 +20,14 @@ from typing import Any
 from agent_framework import FunctionTool
 
 from pytest_flows._internal.tool_script import FakeTools
-from pytest_flows.agent_framework import patches
-from pytest_flows.agent_framework.seams import SEAMS
+from pytest_flows.agent_framework import _patches as patches
+from pytest_flows.agent_framework._seams import SEAMS
 
 __all__ = ["install"]
 
 
 def _where() -> dict[str, Any]:
-    from pytest_flows.agent_framework.llm import current_workflow
+    from pytest_flows.agent_framework._llm import current_workflow
 
     caller: dict[str, Any] = {}
     workflow = current_workflow.get()

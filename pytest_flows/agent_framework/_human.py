@@ -49,7 +49,7 @@ from pytest_flows._internal.script import (
     UnscriptedRequest,
     short,
 )
-from pytest_flows.agent_framework.tracing import render
+from pytest_flows.agent_framework._tracing import render
 
 __all__ = ["PAUSE", "RequestRule", "Requests", "requests"]
 

@@ -41,9 +41,9 @@ from crewai.flow.flow import Flow
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.script import code, short
-from pytest_flows.crewai import callers
-from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.crewai.transcript import Frame, Transcript, Turn
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai._seams import SEAMS
+from pytest_flows.crewai._transcript import Frame, Transcript, Turn
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

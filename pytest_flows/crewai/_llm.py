@@ -33,14 +33,15 @@ from pytest_flows._internal.participants import sleep_on
 from pytest_flows._internal.replies import Stream, ToolCall
 from pytest_flows._internal.script import Exchange, Request, ScriptError
 from pytest_flows._internal.trace import render_value
-from pytest_flows.crewai import callers, patches
-from pytest_flows.crewai import llm_shapes as shapes
-from pytest_flows.crewai.compat import (
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _llm_shapes as shapes
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai._compat import (
     arun_with_rate_limit_retry,
     get_retry_delay_seconds,
     run_with_rate_limit_retry,
 )
-from pytest_flows.crewai.llm_routing import route_constructor, route_existing
+from pytest_flows.crewai._llm_routing import route_constructor, route_existing
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

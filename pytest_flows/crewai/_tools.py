@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from crewai.tools.base_tool import BaseTool
 
 from pytest_flows._internal.tool_script import FakeTools
-from pytest_flows.crewai import callers
-from pytest_flows.crewai.seams import SEAMS
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai._seams import SEAMS
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

@@ -36,11 +36,11 @@ from pytest_flows._internal.store_records import (
     decode_stored,
 )
 from pytest_flows._internal.trace import render_value
-from pytest_flows.crewai import crews as crewai_crews
-from pytest_flows.crewai import graph as crewai_graph
-from pytest_flows.crewai import human as crewai_human
-from pytest_flows.crewai import llm as crewai_llm
-from pytest_flows.crewai import persistence
+from pytest_flows.crewai import _crews as crewai_crews
+from pytest_flows.crewai import _graph as crewai_graph
+from pytest_flows.crewai import _human as crewai_human
+from pytest_flows.crewai import _llm as crewai_llm
+from pytest_flows.crewai import _persistence as persistence
 
 if TYPE_CHECKING:
     from pytest_flows._internal.run import FlowRun
@@ -516,7 +516,7 @@ def _outcome(
 
 
 def _model_name(model: type[BaseModel]) -> str:
-    from pytest_flows.crewai.kickoff_args import declared_model
+    from pytest_flows.crewai._kickoff_args import declared_model
 
     return declared_model(model).__name__
 

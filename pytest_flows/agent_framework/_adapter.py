@@ -22,15 +22,15 @@ from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.seams import replaced
-from pytest_flows.agent_framework import patches
-from pytest_flows.agent_framework.checkpoints import (
+from pytest_flows.agent_framework import _patches as patches
+from pytest_flows.agent_framework._checkpoints import (
     CheckpointSaveError,
     FlowsCheckpointStorage,
     refusal_from,
     run_reports_refusals,
 )
-from pytest_flows.agent_framework.llm import current_workflow
-from pytest_flows.agent_framework.tracing import (
+from pytest_flows.agent_framework._llm import current_workflow
+from pytest_flows.agent_framework._tracing import (
     WorkflowTracer,
     active_tracer,
     render,
@@ -183,7 +183,7 @@ class AgentFrameworkAdapter(AdapterBase):
 
     @contextlib.contextmanager
     def activate(self, session: FlowsSession) -> Iterator[None]:
-        from pytest_flows.agent_framework.state_access import recorded_state
+        from pytest_flows.agent_framework._state_access import recorded_state
 
         with (
             patches.ordered_deliveries(lambda items: session.scheduler.order(items)),
@@ -202,7 +202,7 @@ class AgentFrameworkAdapter(AdapterBase):
 
     # -- the fakes -------------------------------------------------------------------
     def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
-        from pytest_flows.agent_framework.persistence import AgentFrameworkStoreBackend
+        from pytest_flows.agent_framework._persistence import AgentFrameworkStoreBackend
 
         backend = AgentFrameworkStoreBackend(store, session)
         store.register_backend(backend)
@@ -212,12 +212,12 @@ class AgentFrameworkAdapter(AdapterBase):
         return _setting(self.fakes(session), "human", fake)
 
     def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        from pytest_flows.agent_framework.llm import intercept_chat_clients
+        from pytest_flows.agent_framework._llm import intercept_chat_clients
 
         return _both(_setting(self.fakes(session), "llm", fake), intercept_chat_clients(fake))
 
     def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
-        from pytest_flows.agent_framework.tools import install
+        from pytest_flows.agent_framework._tools import install
 
         return install(fake)
 
@@ -339,7 +339,7 @@ async def _human_answers(session: FlowsSession, fakes: _Fakes, workflow: Any) ->
     """Answers the bound ``human`` gives the requests the workflow now waits on."""
     if fakes.human is None:
         return {}
-    from pytest_flows.agent_framework.human import answer_pending
+    from pytest_flows.agent_framework._human import answer_pending
 
     events = await patches.pending_request_events(workflow)
     # by executor (stable under any seed), then in the order each one asked
@@ -351,7 +351,7 @@ async def _restored_answers(
     session: FlowsSession, fakes: _Fakes, workflow: Any, call: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The human's answers to the requests pending in the checkpoint being restored."""
-    from pytest_flows.agent_framework.human import answer_pending
+    from pytest_flows.agent_framework._human import answer_pending
 
     storage = call.get("checkpoint_storage") or patches.built_storage(workflow)
     try:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.property_runs import Outcome
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
-from pytest_flows.agent_framework.checkpoints import (
+from pytest_flows.agent_framework._checkpoints import (
     CheckpointRules,
     FlowsCheckpointStorage,
     check_rules,
@@ -161,7 +161,7 @@ class AgentFrameworkOperations:
         return None
 
     def _crashed(self, point: CrashPoint, written: list[str]) -> SimulatedCrash:
-        from pytest_flows.agent_framework.tracing import active_tracer
+        from pytest_flows.agent_framework._tracing import active_tracer
 
         last = written[-1] if written else ""
         tracer = active_tracer.get()  # the crashing run's: saves run in its context

@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from pytest_flows._internal import usage
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.trace import render_value
-from pytest_flows.agent_framework import patches
+from pytest_flows.agent_framework import _patches as patches
 
 __all__ = [
     "FlowsChatClient",
@@ -328,14 +328,14 @@ def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
         return (("reply", render_value(value.text)), ("chunks", str(len(value.chunks))))
     if isinstance(value, BaseModel | Mapping):
         return (("reply", render_value(value)),)
-    from pytest_flows.agent_framework.tracing import render
+    from pytest_flows.agent_framework._tracing import render
 
     return (("reply", render(value)),)
 
 
 def _record(request: Any, outcome: tuple[tuple[str, str], ...]) -> None:
     from pytest_flows._internal.llm_script import llm_call_event
-    from pytest_flows.agent_framework.tracing import active_tracer
+    from pytest_flows.agent_framework._tracing import active_tracer
 
     tracer = active_tracer.get()
     if tracer is not None:

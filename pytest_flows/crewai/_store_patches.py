@@ -3,9 +3,9 @@
 crewai persists a flow through ``@persist`` backends (``SQLiteFlowPersistence``)
 and checkpoints through providers (``JsonProvider``, ``SqliteProvider``) that
 write files. During a ``flow_store`` test those go to the in-memory store, still
-encoded by crewai's own code (used by :mod:`pytest_flows.crewai.persistence` and
-:mod:`pytest_flows.crewai.checkpoints`); the seams are declared in
-:mod:`pytest_flows.crewai.seams`.
+encoded by crewai's own code (used by :mod:`pytest_flows.crewai._persistence` and
+:mod:`pytest_flows.crewai._checkpoints`); the seams are declared in
+:mod:`pytest_flows.crewai._seams`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 from crewai.flow.runtime import Flow
 
-from pytest_flows.crewai import compat
-from pytest_flows.crewai.seams import SEAMS
+from pytest_flows.crewai import _compat as compat
+from pytest_flows.crewai._seams import SEAMS
 
 __all__ = [
     "json_checkpoint_location",

@@ -40,7 +40,7 @@ from agent_framework import (
 )
 
 from pytest_flows._internal.errors import FlowsError, FlowsUsageError
-from pytest_flows.agent_framework.patches import (
+from pytest_flows.agent_framework._patches import (
     allowed_types_of,
     decode_checkpoint_value,
     encode_checkpoint_value,

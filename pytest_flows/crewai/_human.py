@@ -36,8 +36,8 @@ from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import ScriptReplyError, short
-from pytest_flows.crewai import callers
-from pytest_flows.crewai import human_patches as patches
+from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _human_patches as patches
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

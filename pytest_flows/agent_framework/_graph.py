@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_flows._internal.coverage import notes
 from pytest_flows._internal.coverage.model import FlowGraph, Item, Link, Node
-from pytest_flows.agent_framework.llm import current_workflow
+from pytest_flows.agent_framework._llm import current_workflow
 
 __all__ = ["note_started", "workflow_graph"]
 

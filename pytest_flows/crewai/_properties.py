@@ -23,8 +23,8 @@ from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
 from pytest_flows._internal.strategies import Outcome
-from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
-from pytest_flows.crewai.persistence import state_id_of
+from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
+from pytest_flows.crewai._persistence import state_id_of
 
 __all__ = ["DEFAULT_CHECKPOINT_EVENTS", "CrewAIOperations"]
 
