@@ -25,7 +25,16 @@ from pytest_flows._internal import loop as _loop
 from pytest_flows._internal import usage
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.participants import sleep_on
-from pytest_flows._internal.script import Exchange, Match, Request, ScriptedFake, Times, code, short
+from pytest_flows._internal.script import (
+    Exchange,
+    Match,
+    Request,
+    Rule,
+    ScriptedFake,
+    Times,
+    code,
+    short,
+)
 from pytest_flows._internal.trace import TraceEvent, render_value
 
 if TYPE_CHECKING:
@@ -124,12 +133,8 @@ def _describe(request: Request) -> list[str]:
     return lines
 
 
-class CrewRule:
+class CrewRule(Rule["FakeCrews"]):
     """Replies for the kickoffs :meth:`FakeCrews.on` described."""
-
-    def __init__(self, owner: FakeCrews, match: Match) -> None:
-        self._owner = owner
-        self._match = match
 
     def reply(
         self, *values: Any, times: Times = 1, optional: bool = False, latency: float = 0.0
@@ -221,22 +226,13 @@ class FakeCrews(ScriptedFake):
                 'reply() needs at least one value: fake_crews.reply("the crew\'s answer").'
             )
         latency = check_duration("fake_crews.reply(latency=...)", latency)
-        prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
-        extra = "" if times == 1 else f", times={code(times)}"
-        for value in values:
-            verb = (
-                f"run_for_real({extra[2:]})"
-                if value is RUN_FOR_REAL
-                else f"reply({_label(value)}{extra})"
-            )
-            self.script.add(
-                value,
-                match=match,
-                times=times,
-                optional=optional,
-                label=f"{prefix}.{verb}",
-                options={"latency": latency},
-            )
+
+        def verb(value: Any, extra: str) -> str:
+            if value is RUN_FOR_REAL:
+                return f"run_for_real({extra[2:]})"
+            return f"reply({_label(value)}{extra})"
+
+        self._script_each(values, match, times, optional, verb, {"latency": latency})
 
     # -- reading ----------------------------------------------------------------
     @property

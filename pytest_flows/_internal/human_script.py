@@ -26,6 +26,7 @@ from pytest_flows._internal.script import (
     Exchange,
     Match,
     Request,
+    Rule,
     Script,
     ScriptedFake,
     ScriptError,
@@ -132,12 +133,8 @@ def _describe(request: Request) -> list[str]:
     return lines
 
 
-class HumanRule:
+class HumanRule(Rule["ScriptedHuman"]):
     """Answers for the requests :meth:`ScriptedHuman.on` described."""
-
-    def __init__(self, owner: ScriptedHuman, match: Match) -> None:
-        self._owner = owner
-        self._match = match
 
     def answer(
         self,

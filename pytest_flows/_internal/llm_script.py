@@ -33,6 +33,7 @@ from pytest_flows._internal.script import (
     Exchange,
     Match,
     Request,
+    Rule,
     ScriptedFake,
     ScriptReplyError,
     Times,
@@ -166,12 +167,8 @@ def describe(request: Request) -> list[str]:
     return lines
 
 
-class LLMRule:
+class LLMRule(Rule["LLMScript"]):
     """Replies that answer only the calls :meth:`LLMScript.on` described."""
-
-    def __init__(self, owner: LLMScript, match: Match) -> None:
-        self._owner = owner
-        self._match = match
 
     def reply(
         self,
@@ -276,17 +273,14 @@ class LLMScript(ScriptedFake):
         usage = _check_usage(usage)
         for value in values:
             _check_reply(value)
-        prefix = _FIXTURE if match is None else f"{_FIXTURE}.on({match.describe()})"
-        for value in values:
-            extra = "" if times == 1 else f", times={code(times)}"
-            self.script.add(
-                value,
-                match=match,
-                times=times,
-                optional=optional,
-                label=f"{prefix}.reply({reply_label(value)}{extra})",
-                options={"latency": latency, "usage": usage},
-            )
+        self._script_each(
+            values,
+            match,
+            times,
+            optional,
+            lambda value, extra: f"reply({reply_label(value)}{extra})",
+            {"latency": latency, "usage": usage},
+        )
 
     def auto(self, seed: int = 0) -> LLMScript:
         """Answer every call no scripted reply matches with a schema-valid reply.

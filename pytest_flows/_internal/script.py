@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 import pytest
 
@@ -503,6 +503,18 @@ class Script:
         raise UnusedReplies("\n".join(lines), unused)
 
 
+_Owner = TypeVar("_Owner")
+
+
+class Rule(Generic[_Owner]):
+    """What a fake's ``on(...)`` returns: it scripts replies for the requests ``match``
+    describes on ``owner``, the fake (each fake's rule adds its reply methods)."""
+
+    def __init__(self, owner: _Owner, match: Match) -> None:
+        self._owner = owner
+        self._match = match
+
+
 class ScriptedFake:
     """A fake answered from one :class:`Script`, the ledger its fixture verifies at
     teardown (``fake_llm``, ``fake_tools``, ``fake_crews``, ``human``)."""
@@ -520,6 +532,31 @@ class ScriptedFake:
         self.script = Script(
             fixture=fixture, noun=noun, reply_noun=reply_noun, suggest=suggest, describe=describe
         )
+
+    def _script_each(
+        self,
+        values: tuple[Any, ...],
+        match: Match | None,
+        times: Times,
+        optional: bool,
+        verb: Callable[[Any, str], str],
+        options: dict[str, Any],
+    ) -> None:
+        """Script ``values`` in order, each labelled in the ledger as the call that
+        scripted it: ``<fixture>[.on(<match>)].<verb(value, extra)>``, where ``extra``
+        is ``", times=N"`` (or ``""`` for once)."""
+        fixture = self.script.fixture
+        prefix = fixture if match is None else f"{fixture}.on({match.describe()})"
+        extra = "" if times == 1 else f", times={code(times)}"
+        for value in values:
+            self.script.add(
+                value,
+                match=match,
+                times=times,
+                optional=optional,
+                label=f"{prefix}.{verb(value, extra)}",
+                options=options,
+            )
 
     def allow_unused(self) -> None:
         """Don't fail this test for scripted replies nobody used."""

@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any
 from pytest_flows._internal import loop as _loop
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.participants import sleep_on
-from pytest_flows._internal.script import Exchange, Match, Request, ScriptedFake, Times, code, short
+from pytest_flows._internal.script import (
+    Exchange,
+    Match,
+    Request,
+    Rule,
+    ScriptedFake,
+    Times,
+    code,
+    short,
+)
 from pytest_flows._internal.trajectory import Calls
 
 if TYPE_CHECKING:
@@ -53,12 +62,8 @@ def _describe(request: Request) -> list[str]:
     return [f"arguments: {short(request.data.get('arguments'), 100)}"]
 
 
-class ToolRule:
+class ToolRule(Rule["FakeTools"]):
     """Results for the calls :meth:`FakeTools.on` described."""
-
-    def __init__(self, owner: FakeTools, match: Match) -> None:
-        self._owner = owner
-        self._match = match
 
     def reply(
         self, *values: Any, times: Times = 1, optional: bool = False, latency: float = 0.0
@@ -137,22 +142,13 @@ class FakeTools(ScriptedFake):
         if not values:
             raise _usage('reply() needs at least one value: fake_tools.on("search").reply("...").')
         latency = check_duration("fake_tools latency=", latency)
-        prefix = f"{_FIXTURE}.on({match.describe()})"
-        extra = "" if times == 1 else f", times={code(times)}"
-        for value in values:
-            verb = (
-                f"error({value.error!r}{extra})"
-                if isinstance(value, _Raise)
-                else f"reply({code(value) if not callable(value) else '<callable>'}{extra})"
-            )
-            self.script.add(
-                value,
-                match=match,
-                times=times,
-                optional=optional,
-                label=f"{prefix}.{verb}",
-                options={"latency": latency},
-            )
+
+        def verb(value: Any, extra: str) -> str:
+            if isinstance(value, _Raise):
+                return f"error({value.error!r}{extra})"
+            return f"reply({code(value) if not callable(value) else '<callable>'}{extra})"
+
+        self._script_each(values, match, times, optional, verb, {"latency": latency})
 
     # -- reading ----------------------------------------------------------------
     @property
