@@ -10,6 +10,14 @@ Threads that touch nothing another thread touches are therefore never
 interleaved. Order choice points (``or_`` racer start order, Agent Framework
 delivery order) are always tried in full.
 
+An event loop's steps are told apart by asyncio task (:attr:`Step.task`): a task's
+step happens after the step that created the task and after the end of the pool job
+or task that woke it, not after the loop's other tasks. A race between two tasks'
+steps is reversed where their order was decided, at the pool job that woke the
+earlier one (:func:`_woken_by`). The crewAI adapter records an ``or_`` race's
+decisions as accesses in the racers' tasks (see ``ordered_races``), so who wins,
+who fires the ``or_`` listener and who is cancelled are all explored.
+
 ``strategy="pct"`` instead runs ``runs`` random schedules (probabilistic
 concurrency testing: ``depth`` priority change points per run) drawn from the
 test's seed, for flows too large to enumerate.
@@ -65,7 +73,8 @@ class Exploration:
     strategy: str = "dfs"
     #: Each schedule's record (what it chose and accessed), for the race check.
     choosers: list[Chooser] = dataclasses.field(default_factory=list, repr=False, compare=False)
-    #: Why a search that ran out of schedules to try is still not complete ("" if it is).
+    #: Why a search that ran out of schedules to try is still not complete ("" if it is):
+    #: a run did something the reduction does not model (the adapter said so).
     caveat: str = ""
 
     def __len__(self) -> int:

@@ -27,6 +27,7 @@ __all__ = [
     "note_caveat",
     "real_monotonic",
     "record_access",
+    "recording",
     "running_task",
     "sleep_on",
     "switch_point",
@@ -128,6 +129,12 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
             task=running_task(me),
             loop=me.is_loop,
         )
+
+
+def recording() -> bool:
+    """Whether the running thread's accesses are recorded (a schedule is being followed)."""
+    me = current()
+    return me is not None and me.sched.chooser is not None and not me.sched.aborted
 
 
 def note_caveat(text: str) -> None:

@@ -24,7 +24,7 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows.crewai.seams import SEAMS, check_patch_points
 from pytest_flows.crewai.state_access import observed
-from pytest_flows.participants import note_caveat, record_access, switch_point
+from pytest_flows.participants import note_caveat, record_access, recording, switch_point
 from pytest_flows.seams import replaced
 
 __all__ = [
@@ -207,6 +207,9 @@ class _RacerTask(asyncio.Task):  # type: ignore[type-arg]
 def _racer_tasks(coros: set[Any], key: str) -> Iterator[None]:
     """While the racing method runs, the tasks it creates for ``coros`` are
     :class:`_RacerTask` s (other tasks are made as before)."""
+    if not recording():  # only a schedule being followed records the race
+        yield
+        return
     loop = asyncio.get_running_loop()
     previous = loop.get_task_factory()
     if previous is not None and not getattr(previous, "_flows_racers", False):

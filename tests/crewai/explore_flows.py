@@ -183,3 +183,26 @@ class ThreeAsync(Flow):
     @listen(or_(a, b, c))
     async def crown(self) -> str:
         return "crowned"
+
+
+class OwnTaskFactory(Flow):
+    """An or_ race on a loop where the flow installed its own asyncio task factory."""
+
+    @start()
+    async def begin(self) -> None:
+        def factory(loop: asyncio.AbstractEventLoop, coro: object, **kwargs: object) -> object:
+            return asyncio.Task(coro, loop=loop, **kwargs)  # type: ignore[arg-type]
+
+        asyncio.get_running_loop().set_task_factory(factory)  # type: ignore[arg-type]
+
+    @listen(begin)
+    async def left(self) -> str:
+        return "left"
+
+    @listen(begin)
+    async def right(self) -> str:
+        return "right"
+
+    @listen(or_(left, right))
+    async def crown(self) -> str:
+        return "crowned"

@@ -13,6 +13,7 @@ from explore_flows import (
     CheckThenWriteSafe,
     LateLoser,
     OwnFields,
+    OwnTaskFactory,
     QuietLoser,
     Three,
     ThreeAsync,
@@ -110,6 +111,16 @@ def test_late_loser_race_reaches_both_readings_of_the_note(flows: FlowsSession) 
         (c.field, c.first, c.second) for c in found.conflicts
     }
     _replays(flows, LateLoser, found)
+
+
+def test_a_race_under_the_flows_own_task_factory_says_it_is_not_complete(
+    flows: FlowsSession,
+) -> None:
+    # The racers' tasks come from the flow's factory: the racing task's look at them
+    # (whom it cancels) is not recorded, and the search says so instead of claiming it.
+    found = explore(flows, OwnTaskFactory, max_schedules=200)
+    assert not found.complete and "task factory" in found.caveat
+    assert {race_of(o.run).won for o in found.outcomes} == {"left", "right"}
 
 
 def test_a_schedule_that_does_not_fit_says_so(flows: FlowsSession) -> None:
