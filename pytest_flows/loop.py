@@ -268,10 +268,8 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # the test) may have answered.
         return len(selector.get_map()) > 1 and bool(selector.select(0))
 
-    def create_task(  # type: ignore[override]
-        self, coro: Any, *, name: str | None = None, context: Any = None
-    ) -> asyncio.Task[Any]:
-        task = super().create_task(coro, name=name, context=context)
+    def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        task = super().create_task(coro, **kwargs)
         scheduler = self._driver()
         me = current()
         if scheduler is not None and me is not None and self in me.loops:

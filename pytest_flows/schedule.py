@@ -124,6 +124,7 @@ class Chooser:
         self._latest: dict[int, int] = {}  # thread -> its latest step
         self._latest_task: dict[tuple[int, int], int] = {}  # (thread, task) -> its latest step
         self._task_ids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._tasks_seen = 0
 
     def task_id(self, task: Any) -> int:
         """The number of an asyncio task in this run (0 for None: no task)."""
@@ -131,7 +132,9 @@ class Chooser:
             return 0
         found = self._task_ids.get(task)
         if found is None:
-            found = self._task_ids[task] = len(self._task_ids) + 1
+            # A counter, not the table's size: tasks that ended leave the table.
+            self._tasks_seen += 1
+            found = self._task_ids[task] = self._tasks_seen
         return found
 
     def _step(self, thread: int, choice: int, task: int | None = None) -> Step:
