@@ -10,6 +10,14 @@ Threads that touch nothing another thread touches are therefore never
 interleaved. Order choice points (``or_`` racer start order, Agent Framework
 delivery order) are always tried in full.
 
+An event loop's steps are told apart by asyncio task (:attr:`Step.task`): a task's
+step happens after the step that created the task and after the end of the pool job
+or task that woke it, not after the loop's other tasks. A race between two tasks'
+steps is reversed where their order was decided, at the pool job that woke the
+earlier one (:func:`_woken_by`). The crewAI adapter records an ``or_`` race's
+decisions as accesses in the racers' tasks (see ``ordered_races``), so who wins,
+who fires the ``or_`` listener and who is cancelled are all explored.
+
 ``strategy="pct"`` instead runs ``runs`` random schedules (probabilistic
 concurrency testing: ``depth`` priority change points per run) drawn from the
 test's seed, for flows too large to enumerate.
@@ -65,7 +73,8 @@ class Exploration:
     strategy: str = "dfs"
     #: Each schedule's record (what it chose and accessed), for the race check.
     choosers: list[Chooser] = dataclasses.field(default_factory=list, repr=False, compare=False)
-    #: Why a search that ran out of schedules to try is still not complete ("" if it is).
+    #: Why a search that ran out of schedules to try is still not complete ("" if it is):
+    #: a run did something the reduction does not model (the adapter said so).
     caveat: str = ""
 
     def __len__(self) -> int:
@@ -128,13 +137,6 @@ def outcome_key(run: FlowRun) -> str:
     return " | ".join(parts)
 
 
-_RACE_CAVEAT = (
-    "an or_ race ran beside pool threads: its bookkeeping lives in crewAI's event-loop "
-    "callbacks, which the reduction does not see, so not every order that decides it "
-    "was tried."
-)
-
-
 @dataclasses.dataclass
 class _Node:
     choice: Choice
@@ -174,6 +176,7 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         for before in ([last[task]] if task in last else []) + list(later.after):
             _join(clock, clocks[before])
         race = -1
+        base = clock  # what happens before step j by program order and hand-offs alone
         if later.reads or later.writes:
             merged = dict(clock)
             for i in range(j - 1, -1, -1):
@@ -190,7 +193,26 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         clocks.append(clock)
         last[task] = j
         if race >= 0:
-            _reverse(tree, steps, clock, race, j)
+            _reverse(tree, steps, clock, _woken_by(steps, chooser.loops, base, race), j)
+
+
+def _woken_by(
+    steps: list[Step], loops: set[int], clock: dict[tuple[int, int], int], at: int
+) -> int:
+    """The step whose ordering decides when step ``at`` ran: ``at`` itself, or for a step of
+    an asyncio task the pool job that woke it (the loop runs the task once the job's
+    result arrives, so the two orders of the race are the two orders of that job's end
+    and what leads to step ``j``; ``clock`` is ``j``'s: a waker ``j`` also follows
+    decides nothing between them)."""
+    current = at
+    while steps[current].thread in loops and steps[current].task != 0:
+        wakers = [
+            k for k in steps[current].after if clock.get((steps[k].thread, steps[k].task), -1) < k
+        ]
+        if not wakers:
+            break
+        current = max(wakers)  # a pool job; or a task that ended, and woke this one
+    return current
 
 
 def _join(into: dict[tuple[int, int], int], other: dict[tuple[int, int], int]) -> None:
@@ -298,11 +320,8 @@ def explore_schedules(
             run = make_run()
         choosers.append(chooser)
         text = outcome_key(run)
-        if races(run) and any(c.kind == "thread" for c in chooser.choices):
-            # Who wins an or_ race is settled in crewAI's own callbacks on the event
-            # loop, which record no accesses: the reduction cannot tell which thread
-            # orders decide it, so some outcomes may be missing.
-            caveats.add(_RACE_CAVEAT)
+        # Something the run did that the reduction does not model (the adapter says).
+        caveats.update(chooser.caveats)
         seen = by_text.get(text)
         if seen is None:
             by_text[text] = Outcome(text, chooser.schedule, run)

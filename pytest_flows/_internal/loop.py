@@ -268,6 +268,31 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         # the test) may have answered.
         return len(selector.get_map()) > 1 and bool(selector.select(0))
 
+    def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        task = super().create_task(coro, **kwargs)
+        scheduler = self._driver()
+        me = current()
+        if scheduler is not None and me is not None and self in me.loops:
+            # What the creating task did so far happens before the new task's steps.
+            scheduler.threads.task_created(me, task)
+            if scheduler.threads.chooser is not None:
+                task.add_done_callback(self._task_ended)
+        return task
+
+    def _task_ended(self, task: asyncio.Task[Any]) -> None:
+        """What ``task`` did happens before what the tasks awaiting it (directly, or
+        through ``gather``) do once it wakes them."""
+        scheduler = self._driver()
+        me = current()
+        if scheduler is None or me is None or self not in me.loops:
+            return
+        waiters: list[object] = []
+        for other in asyncio.all_tasks(self):
+            awaited = getattr(other, "_fut_waiter", None)
+            if awaited is task or task in getattr(awaited, "_children", ()):
+                waiters.append(other)
+        scheduler.threads.task_done(me, task, waiters)
+
     # -- thread work ----------------------------------------------------------
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Callable[..., T], *args: Any
@@ -277,6 +302,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             return super().run_in_executor(executor, func, *args)
         self._check_closed()  # type: ignore[attr-defined]
         future: asyncio.Future[T] = self.create_future()
+        threads = scheduler.threads
+        loop_thread = current()
+        # What the job did happens before what its awaiter does once woken by it.
+        awaiter = asyncio.current_task(self)
 
         def work() -> None:
             try:
@@ -285,8 +314,12 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 self._post(self._worker_exited, None, None, None)
                 raise
             except BaseException as exc:  # the callable's own error goes to its awaiter
+                if loop_thread is not None:
+                    threads.woke(loop_thread, awaiter)
                 self._post(self._worker_exited, future, None, exc)
             else:
+                if loop_thread is not None:
+                    threads.woke(loop_thread, awaiter)
                 self._post(self._worker_exited, future, result, None)
 
         # Work handed to a thread runs even if its awaiter is cancelled

@@ -10,6 +10,7 @@ lookup by thread id), and fakes use :func:`sleep_on`, :func:`switch_point` and
 from __future__ import annotations
 
 import _thread
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -26,8 +27,11 @@ __all__ = [
     "Participant",
     "current",
     "internal_lock",
+    "note_caveat",
     "real_monotonic",
     "record_access",
+    "recording",
+    "running_task",
     "sleep_on",
     "switch_point",
 ]
@@ -119,7 +123,35 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
     (a state field, a sync object): the race detector and the reduction use it."""
     me = current()
     if me is not None and me.sched.chooser is not None and not me.sched.aborted:
-        me.sched.chooser.access(me.seq, key, write=write, where=where, method=method)
+        me.sched.chooser.access(
+            me.seq,
+            key,
+            write=write,
+            where=where,
+            method=method,
+            task=running_task(me),
+            loop=me.is_loop,
+        )
+
+
+def recording() -> bool:
+    """Whether the running thread's accesses are recorded (a schedule is being followed)."""
+    me = current()
+    return me is not None and me.sched.chooser is not None and not me.sched.aborted
+
+
+def note_caveat(text: str) -> None:
+    """Tell the schedule being explored that this run did something the reduction does
+    not model (the exploration then says it is not complete, and why)."""
+    me = current()
+    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+        me.sched.chooser.caveats.add(text)
+
+
+def running_task(p: Participant) -> object | None:
+    """The asyncio task ``p``'s innermost loop is running now (None: a plain callback,
+    or ``p`` runs no loop)."""
+    return asyncio.current_task(p.loops[-1]) if p.loops else None
 
 
 class Participant:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -85,9 +86,13 @@ class Step:
     method: str = ""
     #: Which piece of work of its thread (a pool thread runs one job after another):
     #: two jobs of one thread are not ordered by the thread, another could run either.
+    #: On an event loop's thread, the asyncio task the step ran in (numbered in the
+    #: order the run first saw them; 0: the loop's own callbacks): tasks of one loop
+    #: are ordered only by what wakes them, not by the loop.
     task: int = 0
     #: Steps that happen before this one although they touch nothing in common (the
-    #: step that handed this job to a pool thread, or started this thread).
+    #: step that handed this job to a pool thread or started this thread or task, the
+    #: end of the pool job whose result woke this task).
     after: tuple[int, ...] = ()
 
 
@@ -106,28 +111,79 @@ class Chooser:
         self.methods: dict[int, str] = {}
         #: The threads that run an event loop.
         self.loops: set[int] = set()
+        #: Why this run's orders may not all be modelled (an exploration that ran it then
+        #: says it is not complete; see Exploration.caveat).
+        self.caveats: set[str] = set()
         #: The flow's name and how to run it afresh, when it can be (races="fail").
         self.rerun: tuple[str, Callable[[], Any]] | None = None
         self._jobs: dict[int, int] = {}  # thread -> its current job (see Step.task)
         self._parents: dict[int, int] = {}  # thread -> the step that handed it work
+        #: (loop thread, task) -> steps its next step happens after (a job it awaited
+        #: ended, the task that created it ran)
+        self._wakes: dict[tuple[int, int], list[int]] = {}
+        self._latest: dict[int, int] = {}  # thread -> its latest step
+        self._latest_task: dict[tuple[int, int], int] = {}  # (thread, task) -> its latest step
+        self._task_ids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._tasks_seen = 0
 
-    def _step(self, thread: int, choice: int) -> Step:
+    def task_id(self, task: Any) -> int:
+        """The number of an asyncio task in this run (0 for None: no task)."""
+        if task is None:
+            return 0
+        found = self._task_ids.get(task)
+        if found is None:
+            # A counter, not the table's size: tasks that ended leave the table.
+            self._tasks_seen += 1
+            found = self._task_ids[task] = self._tasks_seen
+        return found
+
+    def _step(self, thread: int, choice: int, task: int | None = None) -> Step:
+        task = self._jobs.get(thread, 0) if task is None else task
         parent = self._parents.pop(thread, None)
-        step = Step(
-            thread=thread,
-            choice=choice,
-            task=self._jobs.get(thread, 0),
-            after=() if parent is None else (parent,),
-        )
+        after = [] if parent is None else [parent]
+        after.extend(self._wakes.pop((thread, task), ()))
+        step = Step(thread=thread, choice=choice, task=task, after=tuple(after))
+        self._latest[thread] = self._latest_task[(thread, task)] = len(self.steps)
         self.steps.append(step)
         return step
 
-    def spawned(self, parent: int, child: int) -> None:
+    def _current(self, thread: int, task: int | None) -> int:
+        """The index of ``thread``'s step now (in loop task ``task``), started if need be."""
+        step = self.steps[-1] if self.steps else None
+        wanted = self._jobs.get(thread, 0) if task is None else task
+        if step is None or step.thread != thread or step.task != wanted:
+            self._step(thread, len(self.choices) - 1, task)
+        return len(self.steps) - 1
+
+    def spawned(self, parent: int, child: int, *, task: Any = None, loop: bool = False) -> None:
         """Thread ``parent`` handed work to (or started) thread ``child``: what ``child``
-        does next happens after what ``parent`` did so far."""
-        if not self.steps or self.steps[-1].thread != parent:
-            self._step(parent, len(self.choices) - 1)
-        self._parents[child] = len(self.steps) - 1
+        does next happens after what ``parent`` did so far (on a loop: in asyncio
+        ``task``)."""
+        self._parents[child] = self._current(parent, self.task_id(task) if loop else None)
+
+    def task_created(self, loop: int, parent: Any, child: Any) -> None:
+        """Asyncio task ``parent`` on loop thread ``loop`` created task ``child``."""
+        at = self._current(loop, self.task_id(parent))
+        self._wakes.setdefault((loop, self.task_id(child)), []).append(at)
+
+    def task_done(self, loop: int, task: Any, waiters: list[Any]) -> None:
+        """Asyncio ``task`` on ``loop`` ended, and ``waiters`` (tasks awaiting it) wake:
+        what they do next happens after what it did (and what woke it last)."""
+        number = self.task_id(task)
+        ends = self._wakes.pop((loop, number), [])
+        last = self._latest_task.get((loop, number))
+        if last is not None:
+            ends.append(last)
+        for waiter in waiters:
+            self._wakes.setdefault((loop, self.task_id(waiter)), []).extend(ends)
+
+    def woke(self, thread: int, loop: int, task: Any) -> None:
+        """Thread ``thread`` ended a job whose result wakes asyncio ``task`` on ``loop``:
+        what the task does next happens after what the job did."""
+        at = self._latest.get(thread)
+        if at is None:
+            at = self._current(thread, None)
+        self._wakes.setdefault((loop, self.task_id(task)), []).append(at)
 
     def job_started(self, thread: int) -> None:
         """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
@@ -157,13 +213,28 @@ class Chooser:
         return index
 
     def access(
-        self, thread: int, key: str, *, write: bool, where: str = "", method: str = ""
+        self,
+        thread: int,
+        key: str,
+        *,
+        write: bool,
+        where: str = "",
+        method: str = "",
+        task: Any = None,
+        loop: bool = False,
     ) -> None:
         """Thread ``thread`` read (or wrote) ``key`` (``state.n``, ``sync:lock``); ``method``
-        names the code doing it when one thread runs several in turn (an event loop)."""
+        names the code doing it when one thread runs several in turn (an event loop),
+        ``task`` the asyncio task it ran in when ``loop``."""
+        number = self.task_id(task) if loop else self._jobs.get(thread, 0)
         step = self.steps[-1] if self.steps else None
-        if step is None or step.thread != thread or (method and step.method != method):
-            step = self._step(thread, len(self.choices) - 1)
+        if (
+            step is None
+            or step.thread != thread
+            or step.task != number
+            or (method and step.method != method)
+        ):
+            step = self._step(thread, len(self.choices) - 1, number)
         step.method = step.method or method or self.methods.get(thread, "")
         (step.writes if write else step.reads).setdefault(key, where)
 

@@ -43,6 +43,7 @@ from pytest_flows._internal.participants import (
     current,
     real_monotonic,
     record_access,
+    running_task,
 )
 
 if TYPE_CHECKING:
@@ -170,7 +171,25 @@ class ThreadScheduler:
 
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:
-            self.chooser.spawned(parent.seq, child.seq)
+            self.chooser.spawned(
+                parent.seq, child.seq, task=running_task(parent), loop=parent.is_loop
+            )
+
+    def task_created(self, loop: Participant, child: object) -> None:
+        """The task ``loop`` runs now created asyncio task ``child`` (see Step.task)."""
+        if self.chooser is not None and self._aborted is None:
+            self.chooser.task_created(loop.seq, running_task(loop), child)
+
+    def task_done(self, loop: Participant, task: object, waiters: list[object]) -> None:
+        """Asyncio ``task`` on ``loop`` ended; ``waiters`` were awaiting it."""
+        if self.chooser is not None and self._aborted is None:
+            self.chooser.task_done(loop.seq, task, waiters)
+
+    def woke(self, loop: Participant, task: object) -> None:
+        """The calling pool thread's job ends, and its result wakes ``task`` on ``loop``."""
+        me = current()
+        if me is not None and self.chooser is not None and self._aborted is None:
+            self.chooser.woke(me.seq, loop.seq, task)
 
     def _work(self, me: Participant) -> None:
         self.begin(me)
@@ -240,7 +259,10 @@ class ThreadScheduler:
             # The acquire that follows touches this lock (the seam's ``self``): only
             # threads using the same lock are ordered by it.
             lock = sys._getframe(1).f_locals.get("self")
-            record_access(f"sync:{id(lock):x}", write=True)
+            # Two asyncio tasks of one loop are not ordered by a lock (it is free
+            # whenever the loop switches tasks, or the loop would deadlock): on the loop,
+            # taking it is a read, ordered only against threads taking it.
+            record_access(f"sync:{id(lock):x}", write=not me.is_loop)
 
     def block(
         self,

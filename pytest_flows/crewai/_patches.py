@@ -22,7 +22,12 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
-from pytest_flows._internal.participants import switch_point
+from pytest_flows._internal.participants import (
+    note_caveat,
+    record_access,
+    recording,
+    switch_point,
+)
 from pytest_flows._internal.seams import replaced
 from pytest_flows.crewai._seams import SEAMS, check_patch_points
 from pytest_flows.crewai._state_access import observed
@@ -108,6 +113,7 @@ class RaceRecorder:
 
 _original_racing: Any = Flow._execute_racing_listeners
 _SINGLE = SEAMS["crewai.flow.runtime:Flow._execute_single_listener"]
+_TRIGGERED = SEAMS["crewai.flow.runtime:Flow._find_triggered_methods"]
 
 
 @contextlib.contextmanager
@@ -129,6 +135,14 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
         recorder = observe(self, racers)
         remaining = set(racers)
         original_single = type(self)._execute_single_listener
+        original_triggered = type(self)._find_triggered_methods
+        # Who wins, and which racer fires the or_ listener, is decided in the racers'
+        # own tasks on the event loop: each decision is an access to the race, so an
+        # exploration orders the racers' tasks against each other (see Step.task).
+        # Two keys: which racer ends first (and whether a loser ends before the racing
+        # task cancels it) is independent of which one fires the or_ listener.
+        key = f"race:or({', '.join(sorted(racers))})"
+        fires = f"fires:or({', '.join(sorted(racers))})"
 
         async def tracked(name: Any, *args: Any, **kwargs: Any) -> Any:
             racer = str(name) in remaining
@@ -137,22 +151,97 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
                 return await original_single(self, name, *args, **kwargs)
             try:
                 value = await original_single(self, name, *args, **kwargs)
-            except asyncio.CancelledError:
+            except asyncio.CancelledError:  # decided by the racing task (see _RacerTask)
                 recorder.cancelled(str(name))
                 raise
             except Exception as exc:
+                record_access(key, write=True)
                 recorder.failed(str(name), exc)
                 raise
+            record_access(key, write=True)
             recorder.finished(str(name))
             return value
 
+        def triggered(trigger_method: Any, router_only: bool) -> Any:
+            if not router_only and str(trigger_method) in racers:
+                record_access(fires, write=True)  # the racer checks (and fires) the or_
+            return original_triggered(self, trigger_method, router_only)
+
+        racing_coros: set[Any] = set()
+
+        def single(name: Any, *args: Any, **kwargs: Any) -> Any:
+            coro = tracked(name, *args, **kwargs)
+            if str(name) in remaining:
+                racing_coros.add(coro)
+            return coro
+
         # The racing method creates its tasks through self._execute_single_listener;
         # an instance attribute shadows the method for exactly this call.
-        with _SINGLE.shadow(self, tracked):
+        with (
+            _SINGLE.shadow(self, single),
+            _TRIGGERED.shadow(self, triggered),
+            _racer_tasks(racing_coros, key),
+        ):
             await _original_racing(self, racers, other_listeners, result, triggering_event_id)
 
     with SEAMS["crewai.flow.runtime:Flow._execute_racing_listeners"].replace(racing):
         yield
+
+
+_FACTORY_CAVEAT = (
+    "an or_ race ran on a loop with its own task factory: the racing task's look at the "
+    "racers (whom it cancels) was not recorded, so not every order that decides the race "
+    "was tried."
+)
+
+
+class _RacerTask(asyncio.Task):  # type: ignore[type-arg]
+    """A racer's task: the racing method's look at whether it is done (deciding whom to
+    cancel once one racer won) is an access to the race, made by the racing task."""
+
+    race_key = ""
+
+    def done(self) -> bool:
+        running = asyncio.current_task(self.get_loop())
+        if running is not None and running is not self:
+            record_access(self.race_key, write=True)
+        return super().done()
+
+
+@contextlib.contextmanager
+def _racer_tasks(coros: set[Any], key: str) -> Iterator[None]:
+    """While the racing method runs, the tasks it creates for ``coros`` are
+    :class:`_RacerTask` s (other tasks are made as before)."""
+    if not recording():  # only a schedule being followed records the race
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+    if previous is not None and not getattr(previous, "_flows_racers", False):
+        # The flow's own task factory makes the racers' tasks: the racing task's look
+        # at them is not seen, so the exploration says so.
+        note_caveat(_FACTORY_CAVEAT)
+        yield
+        return
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> Any:
+        if coro in coros:
+            coros.discard(coro)
+            task = _RacerTask(coro, loop=loop, **kwargs)
+            task.race_key = key
+            return task
+        if previous is not None:  # an enclosing race's
+            return previous(loop, coro, **kwargs)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    factory._flows_racers = True  # type: ignore[attr-defined]
+
+    loop.set_task_factory(factory)
+    try:
+        yield
+    finally:
+        if loop.get_task_factory() is factory:
+            loop.set_task_factory(previous)
 
 
 # -- reading the flow's graph (trace lines) ----------------------------------------------

@@ -114,6 +114,14 @@ RUNTIME = (
         "shadowed per flow during a race to see how each racer ended",
     ),
     Seam(
+        f"{_FLOW}._find_triggered_methods",
+        "patch",
+        "shadowed per flow during a race: a racer's check of the or_ listeners it may "
+        "fire is recorded for exploration",
+        params=("self", "trigger_method", "router_only"),
+        source=("_fired_or_listeners",),
+    ),
+    Seam(
         f"{_FLOW}.state",
         "patch",
         "every read of flow.state is a switch point of the thread scheduler",

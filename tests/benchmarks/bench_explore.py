@@ -8,7 +8,8 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
 For each corpus flow: the schedules a complete exploration ran with and without the
 reduction (``reduction=False`` capped at ``BENCH_CAP``, default 1000), the outcomes,
 the wall time, and how many seeds (0, 1, 2, ...) seed sampling needed to see every
-one of those outcomes (capped at ``BENCH_SEEDS``, default 200).
+one of those outcomes (capped at ``BENCH_SEEDS``, default 200). ``BENCH_FLOWS`` (flow
+class names, comma-separated) measures only those.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from explore_flows import (  # noqa: E402
     OwnFields,
     QuietLoser,
     Three,
+    ThreeAsync,
 )
 from scheduler_flows import GuardedUpdate, LostUpdate  # noqa: E402
 
@@ -45,7 +47,10 @@ CORPUS = [
     LateLoser,
     QuietLoser,
     Three,
+    ThreeAsync,
 ]
+_ONLY = {name for name in os.environ.get("BENCH_FLOWS", "").split(",") if name}
+CORPUS = [flow for flow in CORPUS if not _ONLY or flow.__name__ in _ONLY]
 
 
 def _wall() -> float:

@@ -154,3 +154,55 @@ class OwnFields(Flow[Own]):
     @listen(begin)
     def three(self) -> None:
         self.state.c = self.state.c + 1
+
+
+class ThreeAsync(Flow):
+    """Three equal async racers in an all-async flow: each can win (crewAI still hands
+    each method's completion record to a pool thread, so the racers' ends interleave
+    with that work)."""
+
+    @start()
+    async def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    async def a(self) -> str:
+        await asyncio.sleep(1)
+        return "a"
+
+    @listen(begin)
+    async def b(self) -> str:
+        await asyncio.sleep(1)
+        return "b"
+
+    @listen(begin)
+    async def c(self) -> str:
+        await asyncio.sleep(1)
+        return "c"
+
+    @listen(or_(a, b, c))
+    async def crown(self) -> str:
+        return "crowned"
+
+
+class OwnTaskFactory(Flow):
+    """An or_ race on a loop where the flow installed its own asyncio task factory."""
+
+    @start()
+    async def begin(self) -> None:
+        def factory(loop: asyncio.AbstractEventLoop, coro: object, **kwargs: object) -> object:
+            return asyncio.Task(coro, loop=loop, **kwargs)  # type: ignore[arg-type]
+
+        asyncio.get_running_loop().set_task_factory(factory)  # type: ignore[arg-type]
+
+    @listen(begin)
+    async def left(self) -> str:
+        return "left"
+
+    @listen(begin)
+    async def right(self) -> str:
+        return "right"
+
+    @listen(or_(left, right))
+    async def crown(self) -> str:
+        return "crowned"
