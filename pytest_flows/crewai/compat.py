@@ -19,6 +19,18 @@ so an older crewai costs a branch in this module and nowhere else:
   in 1.14.x) and conversational flows (``crewai.flow.conversational_mixin``,
   missing in 1.15.10 and older): where they are missing there is nothing to
   mark or patch, and those features of the harness are not available.
+* crewai 1.14.x builds a flow's graph once per class (``Flow.flow_definition()``);
+  1.15 gives each flow its own ``_definition`` (conversational flows extend
+  it). :func:`flow_definition` reads whichever this crewai has.
+* ``BaseLLM._effective_stream`` (a call-scoped stream override) is new in 1.15;
+  crewai 1.14.x streams when ``llm.stream`` says so.
+* ``Flow._resolve_feedback_provider`` and ``_request_human_feedback(method_name=)``
+  are new in 1.15: crewai 1.14.x picks a ``@human_feedback`` step's provider inside
+  the decorator's closure (``crewai/flow/human_feedback.py``,
+  ``_build_feedback_context``), where :mod:`pytest_flows.crewai.human_patches`
+  takes it over instead.
+* ``@human_feedback(learn=True)``'s helpers became module functions of
+  ``crewai.flow.human_feedback`` in 1.15 (closures in 1.14.x).
 * ``SQLiteFlowPersistence`` encodes states with ``json.dumps(default=
   _json_default)`` since 1.15.23; older versions call ``json.dumps`` without
   a default (a state field json cannot encode fails the save).
@@ -34,6 +46,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 __all__ = [
+    "HAS_EFFECTIVE_STREAM",
+    "HAS_FEEDBACK_PROVIDER_RESOLVER",
+    "HAS_INSTANCE_DEFINITION",
     "HAS_RATE_LIMIT_RETRY",
     "HAS_SQLITE_JSON_DEFAULT",
     "HAS_STREAM_CONTEXT",
@@ -43,7 +58,9 @@ __all__ = [
     "agent_action",
     "arun_with_rate_limit_retry",
     "conversational_mixin",
+    "effective_stream",
     "execution_uuid_fields",
+    "flow_definition",
     "get_retry_delay_seconds",
     "reset_stream_sinks",
     "retry_after_seconds",
@@ -64,6 +81,15 @@ def _has_module(name: str) -> bool:
 
 HAS_STREAM_CONTEXT = _has_module("crewai.events.stream_context")
 HAS_RATE_LIMIT_RETRY = _has_module("crewai.llms.retry")
+_RUNTIME_FLOW: Any = importlib.import_module("crewai.flow.runtime").Flow
+#: each flow has its own graph, ``flow._definition`` (crewai >= 1.15)
+HAS_INSTANCE_DEFINITION = "_definition" in _RUNTIME_FLOW.__private_attributes__
+#: ``Flow._resolve_feedback_provider`` picks a feedback step's provider (crewai >= 1.15)
+HAS_FEEDBACK_PROVIDER_RESOLVER = hasattr(_RUNTIME_FLOW, "_resolve_feedback_provider")
+#: ``BaseLLM._effective_stream``, the call-scoped stream mode (crewai >= 1.15)
+HAS_EFFECTIVE_STREAM = hasattr(
+    importlib.import_module("crewai.llms.base_llm").BaseLLM, "_effective_stream"
+)
 HAS_SQLITE_JSON_DEFAULT = hasattr(
     importlib.import_module("crewai.flow.persistence.sqlite"), "_json_default"
 )
@@ -217,3 +243,18 @@ def execution_uuid_fields() -> dict[str, Any]:
     from crewai.execution import get_execution_uuid
 
     return {"execution_uuid": get_execution_uuid()}
+
+
+def flow_definition(flow: Any) -> Any:
+    """The ``FlowDefinition`` a flow runs: its own (1.15) or its class's (1.14)."""
+    if HAS_INSTANCE_DEFINITION:
+        return flow._definition
+    return type(flow).flow_definition()
+
+
+def effective_stream(llm: Any) -> bool | None:
+    """Whether this LLM call streams: the call-scoped override (1.15) or ``llm.stream``."""
+    if HAS_EFFECTIVE_STREAM:
+        stream: bool | None = llm._effective_stream()
+        return stream
+    return getattr(llm, "stream", None)

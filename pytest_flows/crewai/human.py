@@ -312,7 +312,8 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
     """Bind ``human`` for one test (see the module docstring)."""
 
     def console(flow: Any, asked: dict[str, Any]) -> str:
-        method = str(asked["method_name"])
+        # crewai 1.14.x does not pass the method's name to _request_human_feedback
+        method = str(asked["method_name"] or callers.flow_caller().get("method", ""))
         return feedback(
             human,
             flow,

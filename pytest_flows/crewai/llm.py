@@ -22,7 +22,7 @@ from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows import loop as _loop
 from pytest_flows import usage as run_usage
-from pytest_flows.crewai import callers, patches
+from pytest_flows.crewai import callers, compat, patches
 from pytest_flows.crewai import llm_shapes as shapes
 from pytest_flows.crewai.compat import (
     arun_with_rate_limit_retry,
@@ -377,7 +377,7 @@ class _Core:
         streamed = isinstance(value, Stream)
         if streamed:
             value = value.text
-        elif not streamed and llm._effective_stream() and isinstance(value, str):
+        elif not streamed and compat.effective_stream(llm) and isinstance(value, str):
             self._chunk(call, exchange, value)
         result = (
             shapes.structured(value, request)

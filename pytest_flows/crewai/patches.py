@@ -22,6 +22,7 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
+from pytest_flows.crewai import compat
 from pytest_flows.crewai.seams import SEAMS, check_patch_points
 from pytest_flows.crewai.state_access import observed
 from pytest_flows.participants import switch_point
@@ -170,7 +171,7 @@ def render_condition(condition: Any) -> str:
 
 
 def _definition(flow: Any, method: str) -> Any:
-    return flow._definition.methods.get(method)
+    return compat.flow_definition(flow).methods.get(method)
 
 
 def start_condition(flow: Any, method: str) -> Any:

@@ -36,3 +36,9 @@ needs_trace_context = pytest.mark.skipif(
     not _pending_context_has("trace_context"),
     reason="the snapshot holds a pending-feedback context of crewai >= 1.15.23 (trace_context)",
 )
+
+#: why a test of conversational flows is skipped (the reason of an importorskip)
+needs_conversational_flows = (
+    "conversational flows need crewai >= 1.15 (crewai 1.14's are experimental: "
+    "crewai.experimental.conversational_mixin)"
+)

@@ -11,10 +11,9 @@ import crewai
 import pytest
 from crewai import LLM, Agent
 from crewai.events.types.llm_events import LLMStreamChunkEvent
-from crewai.flow.conversational import ConversationConfig
 from crewai.flow.flow import Flow, listen, or_, start
 from crewai.tools import tool
-from crewai_versions import needs_rate_limit_retry
+from crewai_versions import needs_conversational_flows, needs_rate_limit_retry
 from pydantic import BaseModel
 
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
@@ -364,14 +363,24 @@ def test_declarative_flows_agents_run_for_real_on_the_fake(flows: Any, fake_llm:
     assert "AI agent orchestration" in json.dumps(researcher.messages)
 
 
-@ConversationConfig(llm="gpt-4o-mini")
-class SupportFlow(Flow):  # type: ignore[type-arg]
-    @listen("refund")
-    def start_refund(self) -> str:
-        return "Refund started."
+@pytest.fixture
+def SupportFlow() -> type:
+    conversational = pytest.importorskip(
+        "crewai.flow.conversational", reason=needs_conversational_flows
+    )
+
+    @conversational.ConversationConfig(llm="gpt-4o-mini")
+    class SupportFlow(Flow):  # type: ignore[type-arg]
+        @listen("refund")
+        def start_refund(self) -> str:
+            return "Refund started."
+
+    return SupportFlow
 
 
-def test_a_conversation_config_llm_routes_the_turn(flows: Any, fake_llm: Any) -> None:
+def test_a_conversation_config_llm_routes_the_turn(
+    flows: Any, fake_llm: Any, SupportFlow: type
+) -> None:
     fake_llm.on(purpose="router", prompt="money back").reply({"intent": "refund"})
 
     reply = SupportFlow().handle_turn("I want my money back", session_id="s1")
@@ -388,7 +397,9 @@ def test_a_conversation_config_llm_routes_the_turn(flows: Any, fake_llm: Any) ->
     assert "refund" in router_call.data["routes"]
 
 
-def test_an_unscripted_router_call_suggests_a_route(flows: Any, fake_llm: Any) -> None:
+def test_an_unscripted_router_call_suggests_a_route(
+    flows: Any, fake_llm: Any, SupportFlow: type
+) -> None:
     with pytest.raises(UnscriptedRequest) as caught:
         SupportFlow().handle_turn("hello?", session_id="s2")
     lines = str(caught.value).splitlines()
