@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from crewai.flow.flow import Flow
 
 from pytest_flows.adapters import AdapterBase, Binding, declared_seams
-from pytest_flows.crewai import callers, patches
+from pytest_flows.crewai import callers, compat, patches
 from pytest_flows.crewai.bus_handlers import scoped_handlers
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.kickoff_args import (
@@ -152,7 +152,7 @@ class CrewAIAdapter(AdapterBase):
         except Exception as exc:
             _reject_inputs(flow, exc, started=session.event_count() > mark)
             run.error = exc
-        run.state = flow.state
+        run.state = compat.bare_state(flow)
         run.method_outputs = list(flow.method_outputs)
         if run.error is None:
             _warn_if_nothing_ran(session, flow, mark)
@@ -211,7 +211,7 @@ def _reject_inputs(flow: Any, exc: Exception, *, started: bool) -> None:
     that is a mistake in the test, not a failure of the flow."""
     if started or not isinstance(exc, ValueError) or not str(exc).startswith("Invalid inputs"):
         return
-    model = type(flow.state)
+    model = type(compat.bare_state(flow))
     declared = declared_model(model)
     fields = ", ".join(getattr(model, "model_fields", {}))
     raise FlowsUsageError(

@@ -22,6 +22,8 @@ so an older crewai costs a branch in this module and nowhere else:
 * crewai 1.14.x builds a flow's graph once per class (``Flow.flow_definition()``);
   1.15 gives each flow its own ``_definition`` (conversational flows extend
   it). :func:`flow_definition` reads whichever this crewai has.
+* crewai 1.14.x hands out ``flow.state`` wrapped in a ``StateProxy`` (writes under
+  a lock); 1.15 hands out the state itself. :func:`bare_state` is the state.
 * ``BaseLLM._effective_stream`` (a call-scoped stream override) is new in 1.15;
   crewai 1.14.x streams when ``llm.stream`` says so.
 * ``Flow._resolve_feedback_provider`` and ``_request_human_feedback(method_name=)``
@@ -57,6 +59,7 @@ __all__ = [
     "add_stream_sink",
     "agent_action",
     "arun_with_rate_limit_retry",
+    "bare_state",
     "conversational_mixin",
     "effective_stream",
     "execution_uuid_fields",
@@ -258,3 +261,14 @@ def effective_stream(llm: Any) -> bool | None:
         stream: bool | None = llm._effective_stream()
         return stream
     return getattr(llm, "stream", None)
+
+
+_StateProxy: Any = getattr(importlib.import_module("crewai.flow.runtime"), "StateProxy", None)
+
+
+def bare_state(flow: Any) -> Any:
+    """``flow.state`` without crewai 1.14's ``StateProxy`` around it."""
+    state = flow.state
+    if _StateProxy is not None and isinstance(state, _StateProxy):
+        return object.__getattribute__(state, "_proxy_state")
+    return state

@@ -32,7 +32,7 @@ from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows import _stdlib_seams
-from pytest_flows.crewai import callers
+from pytest_flows.crewai import callers, compat
 from pytest_flows.crewai import human_patches as patches
 from pytest_flows.errors import FlowsUsageError
 from pytest_flows.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
@@ -194,7 +194,7 @@ def resume(human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None
     mark = human.session.event_count() if human.session is not None else 0
     human.trace("human.resumed", context.method_name, context.message, text, outcome)
     output = flow.resume(text)
-    run = FlowRun(flow=flow, output=output, state=flow.state)
+    run = FlowRun(flow=flow, output=output, state=compat.bare_state(flow))
     run.method_outputs = list(flow.method_outputs)
     if human.session is not None:
         run.trace = human.session.trace_slice(mark)

@@ -234,9 +234,11 @@ def marking_agent_steps() -> Iterator[None]:
     ``run`` must stay a coroutine function: flows built from a declaration
     checked that when they were built.
     """
-    from crewai.flow.runtime._actions import AgentAction
-
-    original = AgentAction.__dict__["run"]
+    action = compat.agent_action()
+    if action is None:  # crewai 1.14.x: no declarative agent steps to mark
+        yield
+        return
+    original = action.__dict__["run"]
 
     async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _agent_step.set(True)

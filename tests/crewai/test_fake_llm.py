@@ -13,7 +13,12 @@ from crewai import LLM, Agent
 from crewai.events.types.llm_events import LLMStreamChunkEvent
 from crewai.flow.flow import Flow, listen, or_, start
 from crewai.tools import tool
-from crewai_versions import needs_conversational_flows, needs_rate_limit_retry
+from crewai_versions import (
+    crewai_114_differs,
+    needs_conversational_flows,
+    needs_declarative_flows,
+    needs_rate_limit_retry,
+)
 from pydantic import BaseModel
 
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
@@ -286,6 +291,7 @@ def test_virtual_latency_decides_races_without_wall_time(
     assert wall_clock() - started < 25  # a real wait would take 50 s
 
 
+@crewai_114_differs("Flow.usage_metrics is new in crewai 1.15")
 def test_llm_events_feed_the_flows_usage_metrics(flows: Any, fake_llm: Any) -> None:
     fake_llm.reply("x" * 40, usage={"prompt_tokens": 7})
     fake_llm.reply("again")
@@ -346,6 +352,7 @@ def _line_of(text: str) -> int:
 TEMPLATE = Path(crewai.__file__).parent / "flow" / "templates" / "flow_definition_example.yaml"
 
 
+@needs_declarative_flows
 def test_declarative_flows_agents_run_for_real_on_the_fake(flows: Any, fake_llm: Any) -> None:
     from crewai.flow.flow import Flow as DeclaredFlow
 
@@ -431,6 +438,7 @@ methods:
 """
 
 
+@needs_declarative_flows
 def test_a_declarative_llm_key_resolves_to_the_fake(flows: Any, fake_llm: Any) -> None:
     from crewai.flow.flow import Flow as DeclaredFlow
 
