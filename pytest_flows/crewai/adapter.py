@@ -21,7 +21,7 @@ from pytest_flows.crewai.kickoff_args import (
 )
 from pytest_flows.crewai.memory import memory_storage
 from pytest_flows.crewai.seams import SEAMS
-from pytest_flows.crewai.tracing import CrewAITraceRecorder
+from pytest_flows.crewai.tracing import CrewAITraceRecorder, flow_failed
 from pytest_flows.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows.run import FlowRun
 
@@ -152,11 +152,19 @@ class CrewAIAdapter(AdapterBase):
         except Exception as exc:
             _reject_inputs(flow, exc, started=session.event_count() > mark)
             run.error = exc
+            if not compat.HAS_FLOW_FAILED_EVENT:
+                self._flow_failed(session, mark, exc)
         run.state = compat.bare_state(flow)
         run.method_outputs = list(flow.method_outputs)
         if run.error is None:
             _warn_if_nothing_ran(session, flow, mark)
         return run
+
+    def _flow_failed(self, session: FlowsSession, mark: int, error: Exception) -> None:
+        """crewai 1.14.x emits no FlowFailedEvent: the line it would have traced."""
+        started = [e for e in session.trace_slice(mark) if e.kind == "flow.started"]
+        if started:  # (a flow that never started did not fail: its inputs were refused)
+            self.trace_sink(session)(flow_failed(started[0].name, error))
 
 
 def _warn_if_nothing_ran(session: FlowsSession, flow: Any, mark: int) -> None:

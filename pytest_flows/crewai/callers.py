@@ -22,6 +22,7 @@ from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsage
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
 from pytest_flows import usage
+from pytest_flows.crewai import compat
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.trace import TraceEvent, render_value
 
@@ -45,9 +46,7 @@ class FlowCaller(dict[str, Any]):
 
 
 def _sink(source: Any, event: Any) -> None:
-    if isinstance(event, MethodExecutionStartedEvent) and not getattr(
-        type(source), "is_crewai_internal", False
-    ):
+    if isinstance(event, MethodExecutionStartedEvent) and not compat.is_crewai_internal(source):
         _user_method.set((str(event.flow_name), str(event.method_name)))
 
 

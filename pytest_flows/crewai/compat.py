@@ -24,6 +24,12 @@ so an older crewai costs a branch in this module and nowhere else:
   it). :func:`flow_definition` reads whichever this crewai has.
 * crewai 1.14.x hands out ``flow.state`` wrapped in a ``StateProxy`` (writes under
   a lock); 1.15 hands out the state itself. :func:`bare_state` is the state.
+* ``Flow.is_crewai_internal`` (crewai's own flows, such as the agent executor, that
+  are not the user's) is new in 1.15; crewai 1.14.x runs its ``AgentExecutor``
+  (``crewai.experimental.agent_executor``) as a flow without the marker.
+  :func:`is_crewai_internal` reads the marker, else the flow class's module.
+* crewai 1.14.x emits no ``FlowFailedEvent`` (see above): there the adapter writes
+  the ``flow failed`` trace line itself (``HAS_FLOW_FAILED_EVENT``).
 * ``BaseLLM._effective_stream`` (a call-scoped stream override) is new in 1.15;
   crewai 1.14.x streams when ``llm.stream`` says so.
 * ``Flow._resolve_feedback_provider`` and ``_request_human_feedback(method_name=)``
@@ -50,6 +56,7 @@ from typing import Any, TypeVar
 __all__ = [
     "HAS_EFFECTIVE_STREAM",
     "HAS_FEEDBACK_PROVIDER_RESOLVER",
+    "HAS_FLOW_FAILED_EVENT",
     "HAS_INSTANCE_DEFINITION",
     "HAS_RATE_LIMIT_RETRY",
     "HAS_SQLITE_JSON_DEFAULT",
@@ -65,6 +72,7 @@ __all__ = [
     "execution_uuid_fields",
     "flow_definition",
     "get_retry_delay_seconds",
+    "is_crewai_internal",
     "reset_stream_sinks",
     "retry_after_seconds",
     "run_with_rate_limit_retry",
@@ -221,6 +229,8 @@ class _NeverEmitted:
 
 _flow_events = importlib.import_module("crewai.events.types.flow_events")
 FlowFailedEvent: type = getattr(_flow_events, "FlowFailedEvent", _NeverEmitted)
+#: a flow that raised emits FlowFailedEvent (crewai >= 1.15)
+HAS_FLOW_FAILED_EVENT = FlowFailedEvent is not _NeverEmitted
 
 
 def agent_action() -> type | None:
@@ -272,3 +282,16 @@ def bare_state(flow: Any) -> Any:
     if _StateProxy is not None and isinstance(state, _StateProxy):
         return object.__getattribute__(state, "_proxy_state")
     return state
+
+
+_INTERNAL_FLOW_MODULES = ("crewai.experimental.", "crewai.agents.")
+
+
+def is_crewai_internal(source: Any) -> bool:
+    """A flow crewai runs for itself (an agent's executor), not one the user wrote."""
+    cls = type(source)
+    marker = getattr(cls, "is_crewai_internal", None)
+    if marker is not None:
+        return bool(marker)
+    # crewai 1.14.x: no marker; its own flows are the ones its modules define
+    return str(getattr(cls, "__module__", "")).startswith(_INTERNAL_FLOW_MODULES)

@@ -28,21 +28,30 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crewai.events.types.flow_events import (
-    ConversationMessageAddedEvent,
-    ConversationRouteSelectedEvent,
-    ConversationTurnCompletedEvent,
-    ConversationTurnFailedEvent,
-    ConversationTurnStartedEvent,
-    MethodExecutionStartedEvent,
-)
-from crewai.flow.conversational_mixin import _ConversationalMixin
 from crewai.flow.flow import Flow
 
 from pytest_flows.crewai import callers
 from pytest_flows.crewai.seams import SEAMS
 from pytest_flows.crewai.transcript import Frame, Transcript, Turn
 from pytest_flows.errors import FlowsUsageError
+
+try:
+    from crewai.events.types.flow_events import (
+        ConversationMessageAddedEvent,
+        ConversationRouteSelectedEvent,
+        ConversationTurnCompletedEvent,
+        ConversationTurnFailedEvent,
+        ConversationTurnStartedEvent,
+        MethodExecutionStartedEvent,
+    )
+    from crewai.flow.conversational_mixin import _ConversationalMixin
+except ImportError as missing:  # crewai 1.14.x: conversational flows are experimental there
+    from importlib.metadata import version
+
+    raise FlowsUsageError(
+        "the conversation fixture drives conversational flows, which need crewai >= 1.15 "
+        f"(crewai.flow.conversational); crewai {version('crewai')} is installed"
+    ) from missing
 from pytest_flows.script import code, short
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ from crewai.events.types.flow_events import FlowStartedEvent
 from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
+from pytest_flows.crewai import compat
 from pytest_flows.crewai.compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai.persistence import state_id_of
 from pytest_flows.errors import FlowsUsageError
@@ -79,7 +80,7 @@ class _StartCapture:
             self.state_id is None
             and isinstance(event, FlowStartedEvent)
             and isinstance(source, Flow)
-            and not getattr(type(source), "is_crewai_internal", False)
+            and not compat.is_crewai_internal(source)
         ):
             self.state = _copy_state(source.state)
             self.state_id = state_id_of(source.state)

@@ -17,8 +17,6 @@ from packaging.version import Version
 from pytest_flows.crewai import compat
 
 CREWAI = Version(version("crewai"))
-#: crewai 1.14.x ends a failed flow's events at MethodExecutionFailedEvent
-HAS_FLOW_FAILED_EVENT = compat.FlowFailedEvent.__name__ == "FlowFailedEvent"
 
 needs_json_default = pytest.mark.skipif(
     not compat.HAS_SQLITE_JSON_DEFAULT,

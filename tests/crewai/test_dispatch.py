@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from crewai_versions import HAS_FLOW_FAILED_EVENT
 from dispatch_flows import (
     BranchFails,
     FanOut,
@@ -149,13 +148,9 @@ def test_one_parallel_branch_failing_fails_the_flow(flows: FlowsSession) -> None
     assert (
         "method failed broken error='RuntimeError: upstream service said no'" in run.trace.lines()
     )
-    # crewai 1.14.x has no FlowFailedEvent: the method's failure is the last line there
-    last = (
+    assert run.trace.lines()[-1] == (
         "flow failed BranchFails error='RuntimeError: upstream service said no'"
-        if HAS_FLOW_FAILED_EVENT
-        else "method failed broken error='RuntimeError: upstream service said no'"
     )
-    assert run.trace.lines()[-1] == last
     assert "never" not in run.trace.names("method.started")
     # the healthy sibling ran to completion (sync work is never torn down midway)
     assert run.state["healthy"] is True
