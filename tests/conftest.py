@@ -1,5 +1,13 @@
 """Shared test configuration for pytest-flows' own suite."""
 
+from __future__ import annotations
+
+import sys
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
 # Loaded before any in-process pytester run: such a run drops, when it ends, every
 # module first imported during it, and a hypothesis imported there and again later
 # makes two SearchStrategy classes ("Expected a SearchStrategy but got LazyStrategy").
@@ -8,3 +16,30 @@ import hypothesis.strategies  # noqa: F401
 import pytest_flows._internal.strategies  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+
+class _AgentFrameworkNotInstalled(MetaPathFinder, Loader):
+    """tests/ is on sys.path (this conftest's folder), where tests/agent_framework/
+    would import as an empty namespace package `agent_framework` when the real one
+    is not installed: the name fails to import instead, so
+    `pytest.importorskip("agent_framework")` skips."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if name.partition(".")[0] != "agent_framework":
+            return None
+        return ModuleSpec(name, self)
+
+    def create_module(self, spec: ModuleSpec) -> Any:
+        raise ModuleNotFoundError(
+            f"No module named {spec.name!r} (agent-framework-core is not installed)",
+            name=spec.name,
+        )
+
+    def exec_module(self, module: Any) -> None:  # never reached: create_module raises
+        raise AssertionError(module)
+
+
+try:
+    version("agent-framework-core")
+except PackageNotFoundError:
+    sys.meta_path.insert(0, _AgentFrameworkNotInstalled())

@@ -33,7 +33,7 @@ def test_a_missing_framework_module_names_the_supported_range() -> None:
     message = str(error)
     assert "pytest-flows' crewai adapter cannot load" in message
     assert "No module named 'crewai.events.stream_context'" in message
-    assert f"It supports crewai>=1.15.20,<1.16; crewai {version('crewai')} is installed" in message
+    assert f"It supports crewai>=1.14.7,<1.16; crewai {version('crewai')} is installed" in message
     assert "pip install 'pytest-flows[crewai]'" in message
     assert error.name == "crewai.events.stream_context"
 

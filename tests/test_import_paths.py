@@ -49,8 +49,32 @@ def test_every_module_is_found() -> None:
     } <= set(MODULES)
 
 
+#: an adapter's modules import its framework: without the extra there is nothing to import
+_FRAMEWORK_OF = {
+    "pytest_flows.agent_framework": "agent-framework-core",
+    "pytest_flows.crewai": "crewai",
+}
+
+
+def _skip_without_the_framework(module: str) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for package, distribution in _FRAMEWORK_OF.items():
+        if module == package or module.startswith(f"{package}."):
+            try:
+                version(distribution)
+            except PackageNotFoundError:
+                pytest.skip(f"{distribution} is not installed")
+    if module == "pytest_flows.crewai._conversation":
+        from pytest_flows.crewai import _compat as compat
+
+        if compat.conversational_mixin() is None:
+            pytest.skip("conversational flows need crewai >= 1.15")
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path: Path) -> None:
+    _skip_without_the_framework(module)
     # `import *` also resolves the lazily loaded names of a package's __all__.
     (tmp_path / "test_first_import.py").write_text(
         f"from {module} import *  # noqa: F403\n\n\ndef test_imported():\n    pass\n"

@@ -199,7 +199,7 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
             "CREWAI_TESTING": "true",
             "CREWAI_DISABLE_VERSION_CHECK": "true",
         },
-        supported="crewai>=1.15.20,<1.16",
+        supported="crewai>=1.14.7,<1.16",
     ),
     AdapterSpec(
         framework="agent_framework",

@@ -14,6 +14,7 @@ from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows._internal.errors import FlowsUsageError, NoMethodRanWarning
 from pytest_flows._internal.run import FlowRun
 from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._bus_handlers import scoped_handlers
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
@@ -24,7 +25,7 @@ from pytest_flows.crewai._kickoff_args import (
 )
 from pytest_flows.crewai._memory import memory_storage
 from pytest_flows.crewai._seams import SEAMS
-from pytest_flows.crewai._tracing import CrewAITraceRecorder
+from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
 if TYPE_CHECKING:
     from pytest_flows._internal.crew_script import FakeCrews
@@ -153,11 +154,19 @@ class CrewAIAdapter(AdapterBase):
         except Exception as exc:
             _reject_inputs(flow, exc, started=session.event_count() > mark)
             run.error = exc
-        run.state = flow.state
+            if not compat.HAS_FLOW_FAILED_EVENT:
+                self._flow_failed(session, mark, exc)
+        run.state = compat.bare_state(flow)
         run.method_outputs = list(flow.method_outputs)
         if run.error is None:
             _warn_if_nothing_ran(session, flow, mark)
         return run
+
+    def _flow_failed(self, session: FlowsSession, mark: int, error: Exception) -> None:
+        """crewai 1.14.x emits no FlowFailedEvent: the line it would have traced."""
+        started = [e for e in session.trace_slice(mark) if e.kind == "flow.started"]
+        if started:  # (a flow that never started did not fail: its inputs were refused)
+            self.trace_sink(session)(flow_failed(started[0].name, error))
 
 
 def _warn_if_nothing_ran(session: FlowsSession, flow: Any, mark: int) -> None:
@@ -212,7 +221,7 @@ def _reject_inputs(flow: Any, exc: Exception, *, started: bool) -> None:
     that is a mistake in the test, not a failure of the flow."""
     if started or not isinstance(exc, ValueError) or not str(exc).startswith("Invalid inputs"):
         return
-    model = type(flow.state)
+    model = type(compat.bare_state(flow))
     declared = declared_model(model)
     fields = ", ".join(getattr(model, "model_fields", {}))
     raise FlowsUsageError(

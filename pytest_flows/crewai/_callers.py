@@ -23,6 +23,7 @@ from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
 from pytest_flows._internal import usage
 from pytest_flows._internal.trace import TraceEvent, render_value
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 
 __all__ = [
@@ -45,9 +46,7 @@ class FlowCaller(dict[str, Any]):
 
 
 def _sink(source: Any, event: Any) -> None:
-    if isinstance(event, MethodExecutionStartedEvent) and not getattr(
-        type(source), "is_crewai_internal", False
-    ):
+    if isinstance(event, MethodExecutionStartedEvent) and not compat.is_crewai_internal(source):
         _user_method.set((str(event.flow_name), str(event.method_name)))
 
 

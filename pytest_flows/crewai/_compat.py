@@ -19,6 +19,26 @@ so an older crewai costs a branch in this module and nowhere else:
   in 1.14.x) and conversational flows (``crewai.flow.conversational_mixin``,
   missing in 1.15.10 and older): where they are missing there is nothing to
   mark or patch, and those features of the harness are not available.
+* crewai 1.14.x builds a flow's graph once per class (``Flow.flow_definition()``);
+  1.15 gives each flow its own ``_definition`` (conversational flows extend
+  it). :func:`flow_definition` reads whichever this crewai has.
+* crewai 1.14.x hands out ``flow.state`` wrapped in a ``StateProxy`` (writes under
+  a lock); 1.15 hands out the state itself. :func:`bare_state` is the state.
+* ``Flow.is_crewai_internal`` (crewai's own flows, such as the agent executor, that
+  are not the user's) is new in 1.15; crewai 1.14.x runs its ``AgentExecutor``
+  (``crewai.experimental.agent_executor``) as a flow without the marker.
+  :func:`is_crewai_internal` reads the marker, else the flow class's module.
+* crewai 1.14.x emits no ``FlowFailedEvent`` (see above): there the adapter writes
+  the ``flow failed`` trace line itself (``HAS_FLOW_FAILED_EVENT``).
+* ``BaseLLM._effective_stream`` (a call-scoped stream override) is new in 1.15;
+  crewai 1.14.x streams when ``llm.stream`` says so.
+* ``Flow._resolve_feedback_provider`` and ``_request_human_feedback(method_name=)``
+  are new in 1.15: crewai 1.14.x picks a ``@human_feedback`` step's provider inside
+  the decorator's closure (``crewai/flow/human_feedback.py``,
+  ``_build_feedback_context``), where :mod:`pytest_flows.crewai._human_patches`
+  takes it over instead.
+* ``@human_feedback(learn=True)``'s helpers became module functions of
+  ``crewai.flow.human_feedback`` in 1.15 (closures in 1.14.x).
 * ``SQLiteFlowPersistence`` encodes states with ``json.dumps(default=
   _json_default)`` since 1.15.23; older versions call ``json.dumps`` without
   a default (a state field json cannot encode fails the save).
@@ -34,6 +54,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 __all__ = [
+    "HAS_EFFECTIVE_STREAM",
+    "HAS_FEEDBACK_PROVIDER_RESOLVER",
+    "HAS_FLOW_FAILED_EVENT",
+    "HAS_INSTANCE_DEFINITION",
     "HAS_RATE_LIMIT_RETRY",
     "HAS_SQLITE_JSON_DEFAULT",
     "HAS_STREAM_CONTEXT",
@@ -42,9 +66,13 @@ __all__ = [
     "add_stream_sink",
     "agent_action",
     "arun_with_rate_limit_retry",
+    "bare_state",
     "conversational_mixin",
+    "effective_stream",
     "execution_uuid_fields",
+    "flow_definition",
     "get_retry_delay_seconds",
+    "is_crewai_internal",
     "reset_stream_sinks",
     "retry_after_seconds",
     "run_with_rate_limit_retry",
@@ -64,6 +92,15 @@ def _has_module(name: str) -> bool:
 
 HAS_STREAM_CONTEXT = _has_module("crewai.events.stream_context")
 HAS_RATE_LIMIT_RETRY = _has_module("crewai.llms.retry")
+_RUNTIME_FLOW: Any = importlib.import_module("crewai.flow.runtime").Flow
+#: each flow has its own graph, ``flow._definition`` (crewai >= 1.15)
+HAS_INSTANCE_DEFINITION = "_definition" in _RUNTIME_FLOW.__private_attributes__
+#: ``Flow._resolve_feedback_provider`` picks a feedback step's provider (crewai >= 1.15)
+HAS_FEEDBACK_PROVIDER_RESOLVER = hasattr(_RUNTIME_FLOW, "_resolve_feedback_provider")
+#: ``BaseLLM._effective_stream``, the call-scoped stream mode (crewai >= 1.15)
+HAS_EFFECTIVE_STREAM = hasattr(
+    importlib.import_module("crewai.llms.base_llm").BaseLLM, "_effective_stream"
+)
 HAS_SQLITE_JSON_DEFAULT = hasattr(
     importlib.import_module("crewai.flow.persistence.sqlite"), "_json_default"
 )
@@ -192,6 +229,8 @@ class _NeverEmitted:
 
 _flow_events = importlib.import_module("crewai.events.types.flow_events")
 FlowFailedEvent: type = getattr(_flow_events, "FlowFailedEvent", _NeverEmitted)
+#: a flow that raised emits FlowFailedEvent (crewai >= 1.15)
+HAS_FLOW_FAILED_EVENT = FlowFailedEvent is not _NeverEmitted
 
 
 def agent_action() -> type | None:
@@ -217,3 +256,42 @@ def execution_uuid_fields() -> dict[str, Any]:
     from crewai.execution import get_execution_uuid
 
     return {"execution_uuid": get_execution_uuid()}
+
+
+def flow_definition(flow: Any) -> Any:
+    """The ``FlowDefinition`` a flow runs: its own (1.15) or its class's (1.14)."""
+    if HAS_INSTANCE_DEFINITION:
+        return flow._definition
+    return type(flow).flow_definition()
+
+
+def effective_stream(llm: Any) -> bool | None:
+    """Whether this LLM call streams: the call-scoped override (1.15) or ``llm.stream``."""
+    if HAS_EFFECTIVE_STREAM:
+        stream: bool | None = llm._effective_stream()
+        return stream
+    return getattr(llm, "stream", None)
+
+
+_StateProxy: Any = getattr(importlib.import_module("crewai.flow.runtime"), "StateProxy", None)
+
+
+def bare_state(flow: Any) -> Any:
+    """``flow.state`` without crewai 1.14's ``StateProxy`` around it."""
+    state = flow.state
+    if _StateProxy is not None and isinstance(state, _StateProxy):
+        return object.__getattribute__(state, "_proxy_state")
+    return state
+
+
+_INTERNAL_FLOW_MODULES = ("crewai.experimental.", "crewai.agents.")
+
+
+def is_crewai_internal(source: Any) -> bool:
+    """A flow crewai runs for itself (an agent's executor), not one the user wrote."""
+    cls = type(source)
+    marker = getattr(cls, "is_crewai_internal", None)
+    if marker is not None:
+        return bool(marker)
+    # crewai 1.14.x: no marker; its own flows are the ones its modules define
+    return str(getattr(cls, "__module__", "")).startswith(_INTERNAL_FLOW_MODULES)

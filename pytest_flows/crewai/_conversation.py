@@ -28,22 +28,31 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crewai.events.types.flow_events import (
-    ConversationMessageAddedEvent,
-    ConversationRouteSelectedEvent,
-    ConversationTurnCompletedEvent,
-    ConversationTurnFailedEvent,
-    ConversationTurnStartedEvent,
-    MethodExecutionStartedEvent,
-)
-from crewai.flow.conversational_mixin import _ConversationalMixin
 from crewai.flow.flow import Flow
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.script import code, short
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._transcript import Frame, Transcript, Turn
+
+try:
+    from crewai.events.types.flow_events import (
+        ConversationMessageAddedEvent,
+        ConversationRouteSelectedEvent,
+        ConversationTurnCompletedEvent,
+        ConversationTurnFailedEvent,
+        ConversationTurnStartedEvent,
+        MethodExecutionStartedEvent,
+    )
+    from crewai.flow.conversational_mixin import _ConversationalMixin
+except ImportError as missing:  # crewai 1.14.x: conversational flows are experimental there
+    from importlib.metadata import version
+
+    raise FlowsUsageError(
+        "the conversation fixture drives conversational flows, which need crewai >= 1.15 "
+        f"(crewai.flow.conversational); crewai {version('crewai')} is installed"
+    ) from missing
+from pytest_flows._internal.script import code, short
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession

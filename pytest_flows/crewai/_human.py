@@ -37,6 +37,7 @@ from pytest_flows._internal.human_script import PAUSE, TIMEOUT, ScriptedHuman, e
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import ScriptReplyError, short
 from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _human_patches as patches
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def resume(human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None
     mark = human.session.event_count() if human.session is not None else 0
     human.trace("human.resumed", context.method_name, context.message, text, outcome)
     output = flow.resume(text)
-    run = FlowRun(flow=flow, output=output, state=flow.state)
+    run = FlowRun(flow=flow, output=output, state=compat.bare_state(flow))
     run.method_outputs = list(flow.method_outputs)
     if human.session is not None:
         run.trace = human.session.trace_slice(mark)
@@ -312,7 +313,8 @@ def install(session: FlowsSession, human: ScriptedHuman) -> Iterator[None]:
     """Bind ``human`` for one test (see the module docstring)."""
 
     def console(flow: Any, asked: dict[str, Any]) -> str:
-        method = str(asked["method_name"])
+        # crewai 1.14.x does not pass the method's name to _request_human_feedback
+        method = str(asked["method_name"] or callers.flow_caller().get("method", ""))
         return feedback(
             human,
             flow,

@@ -18,6 +18,7 @@ from typing import Any
 from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.seams import replaced
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS
 
 __all__ = [
@@ -34,10 +35,16 @@ __all__ = [
 _FLOW = "crewai.flow.runtime:Flow"
 
 
-@contextlib.contextmanager
-def feedback_provider(provider: Any) -> Iterator[None]:
+def feedback_provider(provider: Any) -> contextlib.AbstractContextManager[None]:
     """``@human_feedback`` steps that have a provider (decorator or ``flow_config``)
     get ``provider`` instead; steps without one keep crewai's console path."""
+    if compat.HAS_FEEDBACK_PROVIDER_RESOLVER:
+        return _resolved_feedback_provider(provider)
+    return _closure_feedback_provider(provider)
+
+
+@contextlib.contextmanager
+def _resolved_feedback_provider(provider: Any) -> Iterator[None]:
     original = Flow.__dict__["_resolve_feedback_provider"]
 
     def resolve(self: Any, feedback_definition: Any) -> Any:
@@ -46,6 +53,79 @@ def feedback_provider(provider: Any) -> Iterator[None]:
 
     with SEAMS[f"{_FLOW}._resolve_feedback_provider"].replace(resolve):
         yield
+
+
+def _scripted_config(real: Any, provider: Any) -> Any:
+    """``flow_config`` as crewai 1.14's feedback step reads it: a set ``hitl_provider``
+    reads as the scripted one; everything else is the real config's."""
+
+    class ScriptedConfig:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        @property
+        def hitl_provider(self) -> Any:
+            return None if real.hitl_provider is None else provider
+
+        @hitl_provider.setter
+        def hitl_provider(self, value: Any) -> None:
+            real.hitl_provider = value
+
+        @property
+        def input_provider(self) -> Any:
+            return real.input_provider
+
+        @input_provider.setter
+        def input_provider(self, value: Any) -> None:
+            real.input_provider = value
+
+    return ScriptedConfig()
+
+
+@contextlib.contextmanager
+def _closure_feedback_provider(provider: Any) -> Iterator[None]:
+    """crewai 1.14.x: a step's provider is the decorator closure's ``provider`` cell,
+    read by ``_build_feedback_context`` right after it builds the step's
+    ``PendingFeedbackContext``; that construction is where the cell is swapped (and
+    put back when the block exits). A step without one reads ``flow_config``."""
+    import importlib
+
+    from crewai.flow.async_feedback import types
+
+    # (crewai.flow's own `flow_config` is the config object, not its module)
+    config_module = importlib.import_module("crewai.flow.flow_config")
+
+    real_context = types.PendingFeedbackContext
+    swapped: dict[int, tuple[Any, Any]] = {}
+
+    def take_over(frame: Any) -> None:
+        build: Any = frame.f_back.f_locals.get("_build_feedback_context") if frame.f_back else None
+        code = getattr(build, "__code__", None)
+        if code is None or "provider" not in code.co_freevars:
+            return
+        cell = build.__closure__[code.co_freevars.index("provider")]
+        found = cell.cell_contents
+        if found is not None and found is not provider:
+            swapped.setdefault(id(cell), (cell, found))
+            cell.cell_contents = provider
+
+    class _Hooked(real_context):  # type: ignore[misc,valid-type]
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+            frame = sys._getframe(1)
+            if frame.f_code.co_name == "_build_feedback_context":
+                take_over(frame)
+            return real_context(*args, **kwargs)
+
+    proxy = _scripted_config(config_module.flow_config, provider)
+    try:
+        with (
+            SEAMS["crewai.flow.async_feedback.types:PendingFeedbackContext"].replace(_Hooked),
+            replaced(config_module, "flow_config", proxy),
+        ):
+            yield
+    finally:
+        for cell, found in swapped.values():
+            cell.cell_contents = found
 
 
 @contextlib.contextmanager
@@ -131,11 +211,10 @@ def explicit_outcomes(lookup: Callable[[Any, str, Any], str | None]) -> Iterator
 
 def pending_context(flow: Any, method_name: str, output: Any) -> Any:
     """The ``PendingFeedbackContext`` crewai's provider path builds for a paused step."""
-    from crewai.execution import get_execution_uuid
     from crewai.flow.async_feedback.types import PendingFeedbackContext
     from crewai.flow.human_feedback import _serialize_llm_for_context
 
-    definition = flow._definition.methods[method_name].human_feedback
+    definition = compat.flow_definition(flow).methods[method_name].human_feedback
     llm = definition.llm
     return PendingFeedbackContext(
         flow_id=flow.flow_id or "unknown",
@@ -147,7 +226,7 @@ def pending_context(flow: Any, method_name: str, output: Any) -> Any:
         default_outcome=definition.default_outcome,
         metadata=definition.metadata or {},
         llm=llm if llm is None or isinstance(llm, str | dict) else _serialize_llm_for_context(llm),
-        execution_uuid=get_execution_uuid(),
+        **compat.execution_uuid_fields(),
     )
 
 

@@ -34,6 +34,7 @@ from pytest_flows._internal.replies import Stream, ToolCall
 from pytest_flows._internal.script import Exchange, Request, ScriptError
 from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _llm_shapes as shapes
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._compat import (
@@ -378,7 +379,7 @@ class _Core:
         streamed = isinstance(value, Stream)
         if streamed:
             value = value.text
-        elif not streamed and llm._effective_stream() and isinstance(value, str):
+        elif not streamed and compat.effective_stream(llm) and isinstance(value, str):
             self._chunk(call, exchange, value)
         result = (
             shapes.structured(value, request)

@@ -29,6 +29,7 @@ from pytest_flows._internal.participants import (
     switch_point,
 )
 from pytest_flows._internal.seams import replaced
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS, check_patch_points
 from pytest_flows.crewai._state_access import observed
 
@@ -259,7 +260,7 @@ def render_condition(condition: Any) -> str:
 
 
 def _definition(flow: Any, method: str) -> Any:
-    return flow._definition.methods.get(method)
+    return compat.flow_definition(flow).methods.get(method)
 
 
 def start_condition(flow: Any, method: str) -> Any:
@@ -322,9 +323,11 @@ def marking_agent_steps() -> Iterator[None]:
     ``run`` must stay a coroutine function: flows built from a declaration
     checked that when they were built.
     """
-    from crewai.flow.runtime._actions import AgentAction
-
-    original = AgentAction.__dict__["run"]
+    action = compat.agent_action()
+    if action is None:  # crewai 1.14.x: no declarative agent steps to mark
+        yield
+        return
+    original = action.__dict__["run"]
 
     async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _agent_step.set(True)

@@ -23,6 +23,7 @@ from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
 from pytest_flows._internal.strategies import Outcome
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai._persistence import state_id_of
 
@@ -80,7 +81,7 @@ class _StartCapture:
             self.state_id is None
             and isinstance(event, FlowStartedEvent)
             and isinstance(source, Flow)
-            and not getattr(type(source), "is_crewai_internal", False)
+            and not compat.is_crewai_internal(source)
         ):
             self.state = _copy_state(source.state)
             self.state_id = state_id_of(source.state)

@@ -11,6 +11,7 @@ here in the same change; code patches through ``SEAM.replace``/``SEAM.shadow`` o
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
@@ -62,7 +63,13 @@ def _own_new(new: Any) -> str | None:
     return None if "__new__" in vars(LLM) else "is inherited (LLM no longer routes in __new__)"
 
 
-_FLOW_PRIVATE = ("_definition", "_methods", "_completed_methods", "_is_execution_resuming")
+# crewai 1.14.x keeps the graph on the class (Flow.flow_definition()), 1.15 on each flow
+_FLOW_PRIVATE = (
+    *(("_definition",) if compat.HAS_INSTANCE_DEFINITION else ()),
+    "_methods",
+    "_completed_methods",
+    "_is_execution_resuming",
+)
 
 # -- the runtime: event bus, races, flow state, the flow's graph -------------------------
 RUNTIME = (
@@ -139,8 +146,8 @@ RUNTIME = (
     Seam(
         f"{_FLOW}._listener_methods",
         "read",
-        "the flow's graph is read from self._definition",
-        source=("_definition",),
+        "the flow's graph is read from self._definition (crewai 1.14: flow_definition())",
+        source=("_definition" if compat.HAS_INSTANCE_DEFINITION else "flow_definition()",),
     ),
     Seam(
         "crewai.flow.flow_definition:FlowMethodDefinition",
@@ -154,12 +161,19 @@ RUNTIME = (
         "FlowDefinition.methods maps names to method definitions",
         probe=_has_fields("methods"),
     ),
-    Seam(
-        "crewai.flow.runtime._actions:AgentAction.run",
-        "patch",
-        "marks a declarative `call: agent` step so fake_crews tells its kickoff apart",
-        source=("kickoff_async(",),
-        probe=_coroutine,
+    # crewai 1.14.x has no declarative `call: agent` steps (compat.agent_action())
+    *(
+        (
+            Seam(
+                "crewai.flow.runtime._actions:AgentAction.run",
+                "patch",
+                "marks a declarative `call: agent` step so fake_crews tells its kickoff apart",
+                source=("kickoff_async(",),
+                probe=_coroutine,
+            ),
+        )
+        if compat.agent_action() is not None
+        else ()
     ),
 )
 
@@ -170,21 +184,33 @@ _LLM_CALLS = {
     "_invoke_before_llm_call_hooks": ("self", "messages", "from_agent"),
     "_emit_call_failed_event": ("self", "error", "from_task", "from_agent"),
     "_emit_stream_chunk_event": ("self", "chunk", "from_task", "from_agent"),
-    "_effective_stream": ("self",),
     "_track_token_usage_internal": ("self", "usage_data"),
     "_emit_call_completed_event": ("self", "response", "call_type", "from_task", "from_agent"),
     "_invoke_after_llm_call_hooks": ("self", "messages", "response", "from_agent"),
     "_handle_tool_execution": ("self", "function_name", "function_args", "available_functions"),
 }
 #: crewai functions whose frames tell the fake what an LLM call is for (callers.py).
-_PURPOSE_OWNERS = {
+_CONVERSATIONAL_PURPOSES = {
     "classify_intent": _MIXIN,
     "can_answer_from_history": _MIXIN,
     "answer_from_history_turn": _MIXIN,
     "_call_router_llm": _MIXIN,
     "converse_turn": _MIXIN,
+}
+_LESSON_PURPOSES = {
     "_pre_review_with_lessons": "crewai.flow.human_feedback",
     "_distill_and_store_lessons": "crewai.flow.human_feedback",
+}
+# crewai 1.14.x: no (non-experimental) conversational flows, and the lesson helpers
+# are closures inside the @human_feedback decorator (their frames keep the same
+# names: declared with the decorator's seam below)
+_HAS_CONVERSATIONAL = compat.conversational_mixin() is not None
+_LESSONS_IN_MODULE = hasattr(
+    importlib.import_module("crewai.flow.human_feedback"), "_pre_review_with_lessons"
+)
+_PURPOSE_OWNERS = {
+    **(_CONVERSATIONAL_PURPOSES if _HAS_CONVERSATIONAL else {}),
+    **(_LESSON_PURPOSES if _LESSONS_IN_MODULE else {}),
 }  # and Flow._collapse_to_outcome, declared with the human fake's patches
 
 
@@ -201,6 +227,18 @@ LLM = (
             params=params,
         )
         for name, params in _LLM_CALLS.items()
+    ),
+    *(
+        (
+            Seam(
+                f"{_BASE_LLM}._effective_stream",
+                "call",
+                "a scripted string reply is streamed in chunks when the call streams",
+                params=("self",),
+            ),
+        )
+        if compat.HAS_EFFECTIVE_STREAM
+        else ()  # crewai 1.14.x: llm.stream decides
     ),
     # crewai < 1.15.23 has no rate-limit retry (one attempt): nothing to opt out of.
     *(
@@ -238,21 +276,53 @@ LLM = (
         Seam(_dotted(owner, name), "read", "an LLM call's purpose is read off this frame")
         for name, owner in _PURPOSE_OWNERS.items()
     ),
-    Seam(
-        f"{_MIXIN}.route_turn",
-        "patch",
-        "fake_chat records what each flow class's route_turn returned",
-        params=("self", "context"),
+    *(
+        (
+            Seam(
+                f"{_MIXIN}.route_turn",
+                "patch",
+                "fake_chat records what each flow class's route_turn returned",
+                params=("self", "context"),
+            ),
+        )
+        if _HAS_CONVERSATIONAL
+        else ()
     ),
 )
 
 # -- the human fake (crewai/human.py, human_patches.py) -----------------------------------
 HUMAN = (
-    Seam(
-        f"{_FLOW}._resolve_feedback_provider",
-        "patch",
-        "@human_feedback steps with a provider ask the scripted human",
-        params=("self", "feedback_definition"),
+    *(
+        (
+            Seam(
+                f"{_FLOW}._resolve_feedback_provider",
+                "patch",
+                "@human_feedback steps with a provider ask the scripted human",
+                params=("self", "feedback_definition"),
+            ),
+        )
+        if compat.HAS_FEEDBACK_PROVIDER_RESOLVER
+        else (
+            Seam(
+                "crewai.flow.async_feedback.types:PendingFeedbackContext",
+                "patch",
+                "crewai 1.14: its construction in the decorator's _build_feedback_context "
+                "is where a step's provider is taken over (the closure's provider cell)",
+            ),
+            Seam(
+                "crewai.flow.human_feedback:_build_human_feedback_runtime_decorator",
+                "read",
+                "crewai 1.14: the provider is the closure's `provider`, else flow_config's; "
+                "a learn=True step's LLM calls are told apart by its closures' frames",
+                source=(
+                    "def _pre_review_with_lessons(",
+                    "def _distill_and_store_lessons(",
+                    "from crewai.flow.async_feedback.types import PendingFeedbackContext",
+                    "effective_provider = provider",
+                    "effective_provider = flow_config.hitl_provider",
+                ),
+            ),
+        )
     ),
     Seam(
         f"{_FLOW}._resolve_input_provider",
@@ -270,7 +340,15 @@ HUMAN = (
         f"{_FLOW}._request_human_feedback",
         "read",
         "the console path's input() is answered from this frame's locals",
-        params=("self", "message", "output", "metadata", "emit", "method_name"),
+        params=(
+            "self",
+            "message",
+            "output",
+            "metadata",
+            "emit",
+            # crewai 1.14.x: the method name is the feedback context's, not a parameter
+            *(("method_name",) if compat.HAS_FEEDBACK_PROVIDER_RESOLVER else ()),
+        ),
         source=("input(",),
     ),
     Seam(

@@ -22,11 +22,17 @@ from crewai.events.types.flow_events import (
 
 from pytest_flows._internal.participants import internal_lock
 from pytest_flows._internal.trace import TraceEvent, render_value
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _graph as graph
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._compat import FlowFailedEvent
 
 __all__ = ["CrewAITraceRecorder"]
+
+
+def flow_failed(flow_name: str, error: Any) -> TraceEvent:
+    """The ``flow failed`` line, as a FlowFailedEvent is traced."""
+    return TraceEvent(kind="flow.failed", name=flow_name, fields=(("error", _error(error)),))
 
 
 def _error(error: Any) -> str:
@@ -92,7 +98,7 @@ class CrewAITraceRecorder:
             )
 
     def _handle(self, source: Any, event: Any) -> None:
-        if getattr(type(source), "is_crewai_internal", False):
+        if compat.is_crewai_internal(source):
             return
         if isinstance(event, FlowStartedEvent):
             with self._lock:
@@ -104,7 +110,7 @@ class CrewAITraceRecorder:
             self._line("flow.finished", event.flow_name, ("output", render_value(event.result)))
         elif isinstance(event, FlowFailedEvent):
             failed: Any = event  # a stand-in class on crewai < 1.15 (see compat.py)
-            self._line("flow.failed", failed.flow_name, ("error", _error(failed.error)))
+            self.emit(flow_failed(failed.flow_name, failed.error))
         elif isinstance(event, FlowPausedEvent):
             self._line(
                 "flow.paused",

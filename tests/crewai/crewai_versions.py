@@ -9,9 +9,14 @@ rate-limit retry. Tests of the newer behaviour are skipped there, saying why
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import pytest
+from packaging.version import Version
 
 from pytest_flows.crewai import _compat as compat
+
+CREWAI = Version(version("crewai"))
 
 needs_json_default = pytest.mark.skipif(
     not compat.HAS_SQLITE_JSON_DEFAULT,
@@ -36,3 +41,19 @@ needs_trace_context = pytest.mark.skipif(
     not _pending_context_has("trace_context"),
     reason="the snapshot holds a pending-feedback context of crewai >= 1.15.23 (trace_context)",
 )
+
+#: why a test of conversational flows is skipped (the reason of an importorskip)
+needs_conversational_flows = (
+    "conversational flows need crewai >= 1.15 (crewai 1.14's are experimental: "
+    "crewai.experimental.conversational_mixin)"
+)
+
+needs_declarative_flows = pytest.mark.skipif(
+    compat.agent_action() is None,
+    reason="declarative flows (Flow.from_declaration, `call: agent` steps) need crewai >= 1.15",
+)
+
+
+def crewai_114_differs(reason: str) -> pytest.MarkDecorator:
+    """Skip on crewai 1.14.x a test of crewai 1.15's own behaviour, saying how 1.14 differs."""
+    return pytest.mark.skipif(Version("1.15") > CREWAI, reason=f"crewai {CREWAI}: {reason}")

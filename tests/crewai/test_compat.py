@@ -179,3 +179,113 @@ def test_a_missing_event_class_has_a_stand_in_nothing_is_an_instance_of() -> Non
 
     expected = getattr(flow_events, "FlowFailedEvent", stand_in)
     assert compat.FlowFailedEvent is expected
+
+
+# -- crewai 1.14.x: the class's graph, llm.stream, the state behind a StateProxy ------------
+
+
+class _Graph:
+    def __init__(self) -> None:
+        self.name = "the class's"
+
+    @classmethod
+    def flow_definition(cls) -> str:
+        return "the class's graph"
+
+
+def test_the_flow_definition_is_the_flows_own_or_its_classs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from crewai.flow.flow import Flow, start
+
+    class Tiny(Flow):  # type: ignore[type-arg]
+        @start()
+        def begin(self) -> str:
+            return "ok"
+
+    flow = Tiny()
+    expected = flow._definition if compat.HAS_INSTANCE_DEFINITION else Tiny.flow_definition()
+    assert compat.flow_definition(flow) is expected
+    assert "begin" in compat.flow_definition(flow).methods
+    monkeypatch.setattr(compat, "HAS_INSTANCE_DEFINITION", False)  # as crewai 1.14
+    assert compat.flow_definition(_Graph()) == "the class's graph"
+
+
+class _OldLLM:
+    stream = True
+
+
+class _NewLLM:
+    stream = False
+
+    def _effective_stream(self) -> bool:
+        return True  # a call-scoped override
+
+
+def test_a_call_streams_by_its_override_or_by_llm_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compat, "HAS_EFFECTIVE_STREAM", True)
+    assert compat.effective_stream(_NewLLM()) is True
+    monkeypatch.setattr(compat, "HAS_EFFECTIVE_STREAM", False)  # as crewai 1.14
+    assert compat.effective_stream(_OldLLM()) is True
+    assert compat.effective_stream(_NewLLM()) is False
+
+
+class _Proxy:
+    """Stands in for crewai 1.14's StateProxy (the state in a slot)."""
+
+    __slots__ = ("_proxy_state",)
+
+    def __init__(self, state: Any) -> None:
+        object.__setattr__(self, "_proxy_state", state)
+
+
+class _Flow:
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+
+def test_the_bare_state_is_the_state_behind_crewai_1_14s_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = {"n": 1}
+    monkeypatch.setattr(compat, "_StateProxy", _Proxy)
+    assert compat.bare_state(_Flow(_Proxy(state))) is state
+    assert compat.bare_state(_Flow(state)) is state
+    monkeypatch.setattr(compat, "_StateProxy", None)  # as crewai 1.15: no proxy
+    proxy = _Proxy(state)
+    assert compat.bare_state(_Flow(proxy)) is proxy
+
+
+class _Marked:
+    is_crewai_internal = False
+
+
+class _Executor:
+    """Stands in for crewai 1.14's AgentExecutor: a flow of crewai's, without the marker."""
+
+
+_Executor.__module__ = "crewai.experimental.agent_executor"
+
+
+def test_crewais_own_flows_are_told_by_the_marker_or_else_by_their_module() -> None:
+    assert compat.is_crewai_internal(_Marked()) is False
+    assert compat.is_crewai_internal(_Executor()) is True  # as crewai 1.14
+    assert compat.is_crewai_internal(_OldLLM()) is False  # a user's class
+    from crewai.flow.flow import Flow
+
+    assert compat.is_crewai_internal(Flow()) is False
+
+
+def test_a_failed_flow_is_traced_once_on_every_crewai(flows: Any) -> None:
+    from crewai.flow.flow import Flow, start
+
+    class Broken(Flow):  # type: ignore[type-arg]
+        @start()
+        def begin(self) -> None:
+            raise ValueError("no")
+
+    run = flows.run(Broken, raise_on_error=False)
+    assert run.trace.lines()[-2:] == [
+        "method failed begin error='ValueError: no'",
+        "flow failed Broken error='ValueError: no'",
+    ]

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from crewai_versions import needs_conversational_flows
+
+pytest.importorskip("crewai.flow.conversational", reason=needs_conversational_flows)
+
 from crewai.flow.conversational import ConversationConfig, ConversationState, RouterConfig
 from crewai.flow.flow import Flow, listen
 from crewai.flow.persistence import persist

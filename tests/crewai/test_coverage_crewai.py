@@ -6,10 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import crewai.flow.conversational
 import crewai.flow.flow
 import crewai.flow.human_feedback
 import pytest
+from crewai_versions import needs_conversational_flows
+
+pytest.importorskip("crewai.flow.conversational", reason=needs_conversational_flows)
+
+import crewai.flow.conversational
 
 # Imported here, not first inside the in-process runs: pytester unloads what a run
 # imported, and numpy (under crewai) cannot be loaded twice in one process.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from crewai_versions import crewai_114_differs
 from explore_flows import CheckThenWrite
 from hypothesis import find, settings
 from scheduler_flows import LostUpdate
@@ -11,6 +12,10 @@ from pytest_flows import FlowsSession, explore, schedules
 from pytest_flows._internal.exploration import outcome_key
 
 
+@crewai_114_differs(
+    "hypothesis finds no schedule without the lost update in 60 examples "
+    "(flow.state is a locking StateProxy there)"
+)
 def test_hypothesis_shrinks_a_lost_update_to_a_short_replayable_schedule() -> None:
     with FlowsSession(test_id="tests::explore-hypothesis") as session:
         found = find(

@@ -13,6 +13,7 @@ from crewai import Agent, Crew, Task
 from crewai.crews.crew_output import CrewOutput
 from crewai.flow.flow import Flow, listen, router, start
 from crewai.tasks.output_format import OutputFormat
+from crewai_versions import needs_declarative_flows
 from pydantic import BaseModel
 
 from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
@@ -215,6 +216,7 @@ def test_an_unscripted_kickoff_shows_the_crew_and_the_line_to_add(
 TEMPLATE = Path(crewai.__file__).parent / "flow" / "templates" / "flow_definition_example.yaml"
 
 
+@needs_declarative_flows
 @pytest.mark.parametrize(
     ("decision", "followed_up"), [("followup", True), ("done", False)], ids=["followup", "done"]
 )

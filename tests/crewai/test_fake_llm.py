@@ -11,10 +11,14 @@ import crewai
 import pytest
 from crewai import LLM, Agent
 from crewai.events.types.llm_events import LLMStreamChunkEvent
-from crewai.flow.conversational import ConversationConfig
 from crewai.flow.flow import Flow, listen, or_, start
 from crewai.tools import tool
-from crewai_versions import needs_rate_limit_retry
+from crewai_versions import (
+    crewai_114_differs,
+    needs_conversational_flows,
+    needs_declarative_flows,
+    needs_rate_limit_retry,
+)
 from pydantic import BaseModel
 
 from pytest_flows._internal.replies import ProviderError, RateLimitError, call_tool, stream
@@ -287,6 +291,7 @@ def test_virtual_latency_decides_races_without_wall_time(
     assert wall_clock() - started < 25  # a real wait would take 50 s
 
 
+@crewai_114_differs("Flow.usage_metrics is new in crewai 1.15")
 def test_llm_events_feed_the_flows_usage_metrics(flows: Any, fake_llm: Any) -> None:
     fake_llm.reply("x" * 40, usage={"prompt_tokens": 7})
     fake_llm.reply("again")
@@ -347,6 +352,7 @@ def _line_of(text: str) -> int:
 TEMPLATE = Path(crewai.__file__).parent / "flow" / "templates" / "flow_definition_example.yaml"
 
 
+@needs_declarative_flows
 def test_declarative_flows_agents_run_for_real_on_the_fake(flows: Any, fake_llm: Any) -> None:
     from crewai.flow.flow import Flow as DeclaredFlow
 
@@ -364,14 +370,24 @@ def test_declarative_flows_agents_run_for_real_on_the_fake(flows: Any, fake_llm:
     assert "AI agent orchestration" in json.dumps(researcher.messages)
 
 
-@ConversationConfig(llm="gpt-4o-mini")
-class SupportFlow(Flow):  # type: ignore[type-arg]
-    @listen("refund")
-    def start_refund(self) -> str:
-        return "Refund started."
+@pytest.fixture
+def SupportFlow() -> type:
+    conversational = pytest.importorskip(
+        "crewai.flow.conversational", reason=needs_conversational_flows
+    )
+
+    @conversational.ConversationConfig(llm="gpt-4o-mini")
+    class SupportFlow(Flow):  # type: ignore[type-arg]
+        @listen("refund")
+        def start_refund(self) -> str:
+            return "Refund started."
+
+    return SupportFlow
 
 
-def test_a_conversation_config_llm_routes_the_turn(flows: Any, fake_llm: Any) -> None:
+def test_a_conversation_config_llm_routes_the_turn(
+    flows: Any, fake_llm: Any, SupportFlow: type
+) -> None:
     fake_llm.on(purpose="router", prompt="money back").reply({"intent": "refund"})
 
     reply = SupportFlow().handle_turn("I want my money back", session_id="s1")
@@ -388,7 +404,9 @@ def test_a_conversation_config_llm_routes_the_turn(flows: Any, fake_llm: Any) ->
     assert "refund" in router_call.data["routes"]
 
 
-def test_an_unscripted_router_call_suggests_a_route(flows: Any, fake_llm: Any) -> None:
+def test_an_unscripted_router_call_suggests_a_route(
+    flows: Any, fake_llm: Any, SupportFlow: type
+) -> None:
     with pytest.raises(UnscriptedRequest) as caught:
         SupportFlow().handle_turn("hello?", session_id="s2")
     lines = str(caught.value).splitlines()
@@ -420,6 +438,7 @@ methods:
 """
 
 
+@needs_declarative_flows
 def test_a_declarative_llm_key_resolves_to_the_fake(flows: Any, fake_llm: Any) -> None:
     from crewai.flow.flow import Flow as DeclaredFlow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crewai.flow.flow import Flow, listen, start
 from crewai.flow.persistence import persist
-from crewai_versions import needs_json_default, needs_trace_context
+from crewai_versions import crewai_114_differs, needs_json_default, needs_trace_context
 from dispatch_flows import SyncRace
 from pydantic import BaseModel
 from store_flows import EVERY_STEP, ReviewFlow, StepsFlow
@@ -87,6 +87,9 @@ def test_a_checkpoint_round_trip(flows, flow_store, snapshot):
     assert round_trip == snapshot
 
 
+@crewai_114_differs(
+    "or_ races have another possible outcome there (the snapshot holds crewai 1.15's)"
+)
 def test_the_possible_winners_of_a_race(flows, snapshot):
     outcomes = explore(flows, SyncRace, seeds=range(48))
 

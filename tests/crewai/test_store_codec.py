@@ -19,7 +19,7 @@ from crewai.flow.flow import Flow, start
 from crewai.flow.persistence import SQLiteFlowPersistence, persist
 from crewai.flow.persistence.base import FlowPersistence
 from crewai.state.checkpoint_config import CheckpointConfig
-from crewai_versions import needs_json_default
+from crewai_versions import crewai_114_differs, needs_json_default
 from store_flows import (
     CounterFlow,
     DictFlow,
@@ -92,6 +92,10 @@ def test_unencodable_state_fails_like_sqlite_and_names_the_field(
     assert flow_store.ids == []  # nothing half-saved
 
 
+@crewai_114_differs(
+    "a class's @persist() saves through the persistence it got at class definition "
+    "(crewai/flow/persistence/decorators.py:190), not Flow(persistence=...)"
+)
 def test_a_deep_copy_store_would_hide_that_bug(flows):
     naive = DeepCopyPersistence()
     run = flows.run(DictFlow(persistence=naive), inputs={"kind": "tuple_keys"})
