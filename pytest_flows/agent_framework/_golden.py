@@ -6,24 +6,32 @@ as Agent Framework fingerprints them for restore). On today's workflow - the
 one the test ran - each checkpoint is decoded under today's allow-list
 (``codec``), the graph is compared with the stored one (``topology``: Agent
 Framework refuses such a restore with "graph has changed"), and each
-checkpoint is restored and run to the end (``behaviour``). Workflow state is
-an untyped dict, so there is no ``schema`` check here.
+checkpoint is restored and run to the end (``behaviour``) with the replies and
+answers the test's fakes gave, bound afresh for each restore through the
+adapter's own bind hooks. Workflow state is an untyped dict, so there is no
+``schema`` check here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
 
+from pytest_flows._internal.adapters import bind_fake
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.golden.breaks import GoldenBreak
+from pytest_flows._internal.human_script import ScriptedHuman
+from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
+from pytest_flows.agent_framework._human import requests
 
 if TYPE_CHECKING:
     from pytest_flows._internal.golden.replay import Scripted
@@ -79,6 +87,50 @@ def _raw_of(session: FlowsSession, workflow: Any, checkpoint_id: str) -> str | N
     return None
 
 
+def _script_answers(human: ScriptedHuman, recorded: list[Any]) -> None:
+    """Script ``human`` with the recorded answers (``replay._human_value``), in order.
+
+    A typed response the golden could only keep as text (a dataclass, a model)
+    cannot be given again: the answers stop there, so none lands on the wrong request.
+    """
+    for answer in recorded:
+        typed = answer.get("value") if isinstance(answer, dict) else None
+        if answer == "<pause>":
+            requests(human).pause(optional=True)
+        elif isinstance(answer, dict) and "text" in answer:
+            human.answer(str(answer["text"]), optional=True)
+        elif isinstance(answer, dict) and "value" in answer and not isinstance(typed, str):
+            requests(human).respond(typed, optional=True)
+        else:
+            return
+
+
+@contextlib.contextmanager
+def _replaying(session: FlowsSession, scripted: Scripted) -> Iterator[None]:
+    """The test's recorded LLM replies and human answers bound for one restore, fresh
+    (the test's own fakes are spent by then); unbound on exit."""
+    adapter = session.ensure("agent_framework")
+    if adapter is None:  # pragma: no cover - this module imports agent_framework
+        yield
+        return
+    script = LLMScript()
+    if scripted.llm:
+        script.reply(*scripted.llm, optional=True)
+    script.script.check_unused = False
+    with contextlib.ExitStack() as stack:
+        bound = bind_fake(adapter, session, "llm", script)
+        if bound is not None:
+            stack.enter_context(bound)
+        if scripted.human:
+            human = ScriptedHuman(session)
+            human.allow_unused()
+            _script_answers(human, scripted.human)
+            bound = bind_fake(adapter, session, "human", human)
+            if bound is not None:
+                stack.enter_context(bound)
+        yield
+
+
 class AgentFrameworkGolden:
     framework = "agent_framework"
 
@@ -124,12 +176,13 @@ class AgentFrameworkGolden:
                 asyncio.run(storage.save(_decode(earlier["raw"], allowed)))
             mark = session.event_count()
             try:
-                run = session.run(
-                    today,
-                    checkpoint_id=stored["id"],
-                    checkpoint_storage=storage,
-                    raise_on_error=False,
-                )
+                with _replaying(session, scripted):
+                    run = session.run(
+                        today,
+                        checkpoint_id=stored["id"],
+                        checkpoint_storage=storage,
+                        raise_on_error=False,
+                    )
                 trace, output = run.trace.lines(), render_value(run.output)
                 if run.error is not None:
                     output = f"error: {type(run.error).__name__}"

@@ -173,3 +173,101 @@ def test_goldens_are_the_same_bytes_across_runs_hash_seeds_and_xdist(
         "-p", "no:randomly", "-p", "xdist", "-n", "2", "--flows-golden-update"
     ).assert_outcomes(passed=1)
     assert golden_file(project).read_bytes() == first
+
+
+TITLES = """
+from typing import Never
+
+from agent_framework import (
+    Agent, Executor, FileCheckpointStorage, WorkflowBuilder, WorkflowContext, handler,
+)
+
+from pytest_flows.agent_framework import FlowsChatClient
+
+
+class Topic(Executor):
+    @handler
+    async def take(self, topic: str, ctx: WorkflowContext[str]) -> None:
+        ctx.set_state("topic", topic)
+        await ctx.send_message(topic)
+
+
+class Titler(Executor):
+    # runs in the superstep after the first checkpoint: a restore from it asks the model
+    def __init__(self, agent, id):
+        super().__init__(id=id)
+        self.agent = agent
+
+    @handler
+    async def title(self, topic: str, ctx: WorkflowContext[Never, str]) -> None:
+        response = await self.agent.run(f"A title about {{topic}}")
+        await ctx.yield_output({use_reply})
+
+
+def build(path):
+    agent = Agent(client=FlowsChatClient(), name="titler", instructions="Write titles.")
+    topic, titler = Topic(id="topic"), Titler(agent, id="titler")
+    return (
+        WorkflowBuilder(
+            start_executor=topic, name="titles", checkpoint_storage=FileCheckpointStorage(path)
+        )
+        .add_edge(topic, titler)
+        .build()
+    )
+"""
+
+TITLES_TEST = """
+import pytest
+from titles import build
+
+
+@pytest.mark.golden
+def test_titles(flows, fake_llm, flow_store, tmp_path):
+    fake_llm.on(agent="titler").reply("Golden files, explained")
+    run = flows.run(build(tmp_path), "golden files")
+    assert not run.failed
+"""
+
+
+def write_titles(pytester: pytest.Pytester, use_reply: str = "response.text.upper()") -> None:
+    pytester.makepyfile(titles=textwrap.dedent(TITLES.format(use_reply=use_reply)))
+
+
+@pytest.fixture
+def titles_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    pytester.syspathinsert()
+    write_titles(pytester)
+    pytester.makepyfile(test_titles=TITLES_TEST)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+    result.assert_outcomes(passed=1)
+    return pytester
+
+
+def test_restores_that_ask_the_model_get_the_recorded_replies(
+    titles_project: pytest.Pytester,
+) -> None:
+    golden = titles_project.path / "__goldens__" / "test_titles" / "test_titles.json"
+    document = json.loads(golden.read_text(encoding="utf-8"))
+    assert document["replies"] == ["Golden files, explained"]
+    (run,) = document["runs"]
+    assert run["output"] == "'GOLDEN FILES, EXPLAINED'"
+    # restored from the checkpoint before the titler ran, the titler asks the model again:
+    # it gets the recorded reply, not the test's spent fake_llm
+    first = run["resumes"][0]
+    assert first["from"] == "checkpoint 1"
+    assert first["output"] == "'GOLDEN FILES, EXPLAINED'"
+    assert not any(r["output"].startswith("error:") for r in run["resumes"])
+
+    run_check(titles_project).assert_outcomes(passed=1)
+
+    write_titles(titles_project, use_reply="response.text.lower()")
+    result = run_check(titles_project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*break(s) (behaviour)*",
+            "*[[]behaviour[]] run 1 (workflow titles), resumed from checkpoint 1*",
+            "*golden files, explained*",
+        ]
+    )
