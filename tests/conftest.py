@@ -12,6 +12,7 @@ from typing import Any
 # module first imported during it, and a hypothesis imported there and again later
 # makes two SearchStrategy classes ("Expected a SearchStrategy but got LazyStrategy").
 import hypothesis.strategies  # noqa: F401
+import pytest
 
 import pytest_flows._internal.strategies  # noqa: F401
 
@@ -43,3 +44,13 @@ try:
     version("agent-framework-core")
 except PackageNotFoundError:
     sys.meta_path.insert(0, _AgentFrameworkNotInstalled())
+
+
+#: Modules whose tests run for seconds each (exhaustive explorations): run first, so
+#: `-n 2` ends on short tests instead of one worker finishing a long one alone.
+_LONG_MODULES = ("test_explore",)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.path.name.startswith(_LONG_MODULES))
