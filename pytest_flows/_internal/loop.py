@@ -298,29 +298,27 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         self, executor: Any, func: Callable[..., T], *args: Any
     ) -> asyncio.Future[T]:
         scheduler = self._driver()
-        if scheduler is None or executor is not None or current() is None:
+        loop_thread = current()
+        if scheduler is None or executor is not None or loop_thread is None:
             return super().run_in_executor(executor, func, *args)
         self._check_closed()  # type: ignore[attr-defined]
         future: asyncio.Future[T] = self.create_future()
         threads = scheduler.threads
-        loop_thread = current()
         # What the job did happens before what its awaiter does once woken by it.
         awaiter = asyncio.current_task(self)
 
         def work() -> None:
+            result: Any = None
+            error: BaseException | None = None
             try:
                 result = func(*args)
             except FlowsAborted:  # the run deadlocked: nobody awaits this any more
                 self._post(self._worker_exited, None, None, None)
                 raise
             except BaseException as exc:  # the callable's own error goes to its awaiter
-                if loop_thread is not None:
-                    threads.woke(loop_thread, awaiter)
-                self._post(self._worker_exited, future, None, exc)
-            else:
-                if loop_thread is not None:
-                    threads.woke(loop_thread, awaiter)
-                self._post(self._worker_exited, future, result, None)
+                error = exc
+            threads.woke(loop_thread, awaiter)
+            self._post(self._worker_exited, future, result, error)
 
         # Work handed to a thread runs even if its awaiter is cancelled
         # meanwhile, as in a real pool: only the result is dropped.

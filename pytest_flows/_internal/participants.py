@@ -17,8 +17,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import asyncio
-
     from pytest_flows._internal.loop import VirtualClock
     from pytest_flows._internal.threads import ThreadScheduler
 

@@ -27,7 +27,6 @@ from pytest_flows._internal.adapters import bind_fake
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.human_script import ScriptedHuman
-from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
@@ -113,12 +112,8 @@ def _replaying(session: FlowsSession, scripted: Scripted) -> Iterator[None]:
     if adapter is None:  # pragma: no cover - this module imports agent_framework
         yield
         return
-    script = LLMScript()
-    if scripted.llm:
-        script.reply(*scripted.llm, optional=True)
-    script.script.check_unused = False
     with contextlib.ExitStack() as stack:
-        bound = bind_fake(adapter, session, "llm", script)
+        bound = bind_fake(adapter, session, "llm", scripted.llm_script())
         if bound is not None:
             stack.enter_context(bound)
         if scripted.human:

@@ -28,7 +28,6 @@ from pydantic import BaseModel, ValidationError
 from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.golden.replay import Scripted, jsonable
 from pytest_flows._internal.human_script import ScriptedHuman
-from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import (
     PendingFeedback,
@@ -200,10 +199,7 @@ def _replaying(
 ) -> Iterator[ScriptedHuman]:
     """``store`` and the test's recorded replies, answers and crew results bound for a resume;
     yields the bound human (a resume of pending feedback answers through it)."""
-    script = LLMScript()
-    if scripted.llm:
-        script.reply(*scripted.llm, optional=True)
-    script.script.check_unused = False
+    script = scripted.llm_script()
     with contextlib.ExitStack() as stack:
         stack.enter_context(persistence.install(session, store))
         stack.enter_context(crewai_llm.install(session, script))

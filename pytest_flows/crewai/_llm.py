@@ -36,7 +36,6 @@ from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _llm_shapes as shapes
-from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._compat import (
     arun_with_rate_limit_retry,
     get_retry_delay_seconds,
@@ -509,7 +508,7 @@ class _VirtualRetry:
 
     def delay(self) -> float:
         self.attempt += 1
-        hint = patches.retry_after_seconds(self.last_error) if self.last_error else None
+        hint = compat.retry_after_seconds(self.last_error) if self.last_error else None
         return float(
             get_retry_delay_seconds(
                 self.attempt, retry_after_seconds=hint, random_value=lambda: 0.5

@@ -286,13 +286,6 @@ def is_resuming(flow: Any) -> bool:
     return bool(getattr(flow, "_is_execution_resuming", False))
 
 
-def retry_after_seconds(error: BaseException) -> float | None:
-    """crewai's reading of a ``Retry-After`` hint on a provider error (None before 1.15.23)."""
-    from pytest_flows.crewai._compat import retry_after_seconds as read_hint
-
-    return read_hint(error)
-
-
 # -- declarative agent steps (fake_crews) -----------------------------------------------
 
 _agent_step: contextvars.ContextVar[bool] = contextvars.ContextVar(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_flows._internal.golden.adapters import adapter_for_run, adapter_named
 from pytest_flows._internal.golden.breaks import BREAK_KINDS, GoldenBreak
 from pytest_flows._internal.golden.files import FORMAT
+from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.trace import render_value
 
 if TYPE_CHECKING:
@@ -46,6 +47,15 @@ class Scripted:
         """The document keys to write (the LLM replies always; the others when used)."""
         written = {key: getattr(self, field) for field, key in self.KEYS.items()}
         return {k: v for k, v in written.items() if v or k == "replies"}
+
+    def llm_script(self) -> LLMScript:
+        """A fresh LLM script of the recorded replies, in order, none of them required
+        (a resume asks only for what its later steps need)."""
+        script = LLMScript()
+        if self.llm:
+            script.reply(*self.llm, optional=True)
+        script.script.check_unused = False
+        return script
 
 
 def text_diff(before: list[str], after: list[str], *, old: str, new: str) -> str:
