@@ -92,7 +92,8 @@ def _has_module(name: str) -> bool:
 
 HAS_STREAM_CONTEXT = _has_module("crewai.events.stream_context")
 HAS_RATE_LIMIT_RETRY = _has_module("crewai.llms.retry")
-_RUNTIME_FLOW: Any = importlib.import_module("crewai.flow.runtime").Flow
+_RUNTIME: Any = importlib.import_module("crewai.flow.runtime")
+_RUNTIME_FLOW: Any = _RUNTIME.Flow
 #: each flow has its own graph, ``flow._definition`` (crewai >= 1.15)
 HAS_INSTANCE_DEFINITION = "_definition" in _RUNTIME_FLOW.__private_attributes__
 #: ``Flow._resolve_feedback_provider`` picks a feedback step's provider (crewai >= 1.15)
@@ -273,7 +274,7 @@ def effective_stream(llm: Any) -> bool | None:
     return getattr(llm, "stream", None)
 
 
-_StateProxy: Any = getattr(importlib.import_module("crewai.flow.runtime"), "StateProxy", None)
+_StateProxy: Any = getattr(_RUNTIME, "StateProxy", None)
 
 
 def bare_state(flow: Any) -> Any:
