@@ -31,12 +31,11 @@ if TYPE_CHECKING:
     from pytest_flows._internal.llm_script import LLMScript
     from pytest_flows._internal.loop import Scheduler, VirtualClock
     from pytest_flows._internal.races import RaceOutcomes, RaceResult, race_of
-    from pytest_flows._internal.recording import (
+    from pytest_flows._internal.recording.cassette import Recording, use_cassette
+    from pytest_flows._internal.recording.drift import (
         CassetteMismatchError,
         PromptDriftError,
-        Recording,
         RecordingBlockedError,
-        use_cassette,
     )
     from pytest_flows._internal.replies import (
         ProviderError,
@@ -99,7 +98,7 @@ _EXPORTS = {
     "FakeCrews": "pytest_flows._internal.crew_script",
     "ScriptedHuman": "pytest_flows._internal.human_script",
     "FlowStore": "pytest_flows._internal.store",
-    "Recording": "pytest_flows._internal.recording",
+    "Recording": "pytest_flows._internal.recording.cassette",
     # scripting replies
     "ALWAYS": "pytest_flows._internal.script",
     "ToolCall": "pytest_flows._internal.replies",
@@ -134,7 +133,7 @@ _EXPORTS = {
     "assert_resumes_old_states": "pytest_flows._internal.golden.migrations",
     "old_states": "pytest_flows._internal.golden.migrations",
     # recording
-    "use_cassette": "pytest_flows._internal.recording",
+    "use_cassette": "pytest_flows._internal.recording.cassette",
     # writing a framework adapter
     "AdapterBase": "pytest_flows._internal.adapters",
     "AdapterSpec": "pytest_flows._internal.adapters",
@@ -157,9 +156,9 @@ _EXPORTS = {
     "InvalidStateIdError": "pytest_flows._internal.store_records",
     "StateCodecError": "pytest_flows._internal.store_records",
     "CheckpointNotFoundError": "pytest_flows._internal.store_records",
-    "PromptDriftError": "pytest_flows._internal.recording",
-    "CassetteMismatchError": "pytest_flows._internal.recording",
-    "RecordingBlockedError": "pytest_flows._internal.recording",
+    "PromptDriftError": "pytest_flows._internal.recording.drift",
+    "CassetteMismatchError": "pytest_flows._internal.recording.drift",
+    "RecordingBlockedError": "pytest_flows._internal.recording.drift",
 }
 
 __all__ = [

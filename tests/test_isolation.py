@@ -266,7 +266,7 @@ def test_a_recording_test_is_isolated_too(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import os, pytest
-        from pytest_flows._internal.recording import REPLAY_KEY
+        from pytest_flows._internal.recording.scrub import REPLAY_KEY
 
         @pytest.mark.recorded(record_mode="none")
         def test_replay():

@@ -21,12 +21,15 @@ def test_importing_pytest_flows_does_not_import_a_framework() -> None:
     assert done.stdout.strip() == "clean"
 
 
-def test_loading_the_plugin_defers_pydantic_and_the_fixture_implementations() -> None:
+def test_loading_the_plugin_defers_the_harness_and_what_only_some_tests_use() -> None:
     # start-up cost: a run that uses no flows fixture should not pay for them
     code = (
         "import sys, pytest_flows._internal.plugin\n"
-        "heavy = ('pydantic', 'pytest_flows._internal.session', 'pytest_flows._internal.store',"
-        " 'pytest_flows._internal.snapshot')\n"
+        "heavy = ('pydantic', 'vcr', 'pytest_flows._internal.session',"
+        " 'pytest_flows._internal.store', 'pytest_flows._internal.snapshot',"
+        " 'pytest_flows._internal.loop', 'pytest_flows._internal.threads',"
+        " 'pytest_flows._internal.isolation', 'pytest_flows._internal.recording.cassette',"
+        " 'pytest_flows._internal.coverage.data', 'pytest_flows._internal.golden.breaks')\n"
         "print(','.join(m for m in heavy if m in sys.modules) or 'light')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

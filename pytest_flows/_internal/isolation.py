@@ -32,36 +32,18 @@ from pytest_flows._internal.loop import (
 from pytest_flows._internal.secrets import PROVIDER_KEYS, secret_env_names
 
 __all__ = [
-    "MODES",
     "deterministic_loops",
     "framework_import_environment",
     "hidden_env_names",
     "in_isolation",
     "isolated_environment",
-    "isolation_mode",
     "outside_flows_policy",
     "patched_environ",
     "session_isolation",
 ]
 
-#: Values of the ``flows_isolation`` ini setting: around each flows test (default),
-#: or for the whole session.
-MODES = ("test", "session")
-
 #: Where crewai keeps its files, relative to the private XDG data directory.
 CREWAI_STORAGE_DIR = "pytest-flows"
-
-
-def isolation_mode(raw: object, *, flows_all: bool) -> str:
-    """The isolation mode from the ini value; ``--flows-all`` implies ``session``."""
-    value = str(raw or "test").strip().lower() or "test"
-    if value not in MODES:
-        raise ValueError(
-            f"ini option flows_isolation: expected 'test' (isolate each flows test; the "
-            f"default) or 'session' (isolate the whole session, as --flows-all does), "
-            f"got {raw!r}"
-        )
-    return "session" if flows_all else value
 
 
 # -- whether isolation is in force -------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import shutil
 import tempfile
@@ -14,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+# Imported at every pytest start-up, flows test or not: only light wiring here. The
+# harness (loop, threads, isolation, pydantic) loads when a test first needs it.
 from pytest_flows._internal import imports as _imports
-from pytest_flows._internal import isolation, recording, syrupy_extension
+from pytest_flows._internal import syrupy_extension
 from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec, load_adapter
-from pytest_flows._internal.coverage import plugin as flows_coverage
+from pytest_flows._internal.coverage import pytest_wiring as flows_coverage
 from pytest_flows._internal.fakes import (  # noqa: F401
     conversation,
     fake_crews,
@@ -27,13 +30,13 @@ from pytest_flows._internal.fakes import (  # noqa: F401
     human,
 )
 from pytest_flows._internal.golden import pytest_wiring as flows_golden
-from pytest_flows._internal.loop import DeterministicEventLoopPolicy
 from pytest_flows._internal.markers import marker_settings
+from pytest_flows._internal.recording import pytest_wiring as recording
+from pytest_flows._internal.recording.pytest_wiring import llm_cassette  # noqa: F401
 from pytest_flows._internal.stash import CALL_RAISED_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession
-from pytest_flows._internal.recording import llm_cassette  # noqa: F401
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset(
@@ -41,6 +44,10 @@ FLOWS_FIXTURES = frozenset(
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races")
+
+#: Values of the ``flows_isolation`` ini setting: around each flows test (default),
+#: or for the whole session.
+ISOLATION_MODES = ("test", "session")
 
 _RESTORE = pytest.StashKey[list[Any]]()
 _MODE = pytest.StashKey[str]()
@@ -148,6 +155,8 @@ def _install(config: pytest.Config) -> None:
     config.stash[_RESTORE] = restore
     config.stash[_MODE] = mode
     if mode == "session":
+        from pytest_flows._internal.loop import DeterministicEventLoopPolicy
+
         _isolate_environment(restore)
         previous = asyncio.get_event_loop_policy()
         asyncio.set_event_loop_policy(DeterministicEventLoopPolicy())
@@ -156,11 +165,19 @@ def _install(config: pytest.Config) -> None:
         if mode == "test":
             # crewai reads its telemetry and first-run settings once, at import:
             # set them for the import alone, not for the session.
-            window = functools.partial(isolation.framework_import_environment, spec)
+            window = functools.partial(_framework_import_environment, spec)
             restore.append(_imports.while_importing(spec.framework, window))
         # Configure each adapter as soon as its framework is imported: crewai
         # binds storage backends at import time of the user's flow modules.
         _imports.when_imported(spec.framework, _loader_for(spec))
+
+
+@contextlib.contextmanager
+def _framework_import_environment(spec: AdapterSpec) -> Iterator[None]:
+    from pytest_flows._internal.isolation import framework_import_environment
+
+    with framework_import_environment(spec):
+        yield
 
 
 def _isolation_mode(config: pytest.Config) -> str:
@@ -168,11 +185,23 @@ def _isolation_mode(config: pytest.Config) -> str:
     early = getattr(config, "known_args_namespace", None)
     flows_all = bool(getattr(early, "flows_all", None) or config.getoption("flows_all", None))
     try:
-        return isolation.isolation_mode(
+        return isolation_mode(
             config.getini("flows_isolation"), flows_all=flows_all or config.getini("flows_all")
         )
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def isolation_mode(raw: object, *, flows_all: bool) -> str:
+    """The isolation mode from the ini value; ``--flows-all`` implies ``session``."""
+    value = str(raw or "test").strip().lower() or "test"
+    if value not in ISOLATION_MODES:
+        raise ValueError(
+            f"ini option flows_isolation: expected 'test' (isolate each flows test; the "
+            f"default) or 'session' (isolate the whole session, as --flows-all does), "
+            f"got {raw!r}"
+        )
+    return "session" if flows_all else value
 
 
 def _loader_for(spec: AdapterSpec) -> Callable[[ModuleType], None]:
@@ -196,7 +225,9 @@ def _isolate_environment(restore: list[Any]) -> None:
     # basetemp: that is created (and emptied) only later, after conftests load.
     base = Path(tempfile.mkdtemp(prefix="pytest-flows-"))
     restore.append(lambda: shutil.rmtree(base, ignore_errors=True))
-    context = isolation.session_isolation(base)
+    from pytest_flows._internal.isolation import session_isolation
+
+    context = session_isolation(base)
     context.__enter__()
     restore.append(lambda: context.__exit__(None, None, None))
 
@@ -231,7 +262,9 @@ def pytest_runtest_protocol(
     # gives a recording test its keys back inside this, and takes them away again.
     if not _isolates_each_test(item):
         return (yield)
-    with isolation.isolated_environment(_private_dir(item.config)):
+    from pytest_flows._internal.isolation import isolated_environment
+
+    with isolated_environment(_private_dir(item.config)):
         return (yield)
 
 
@@ -244,7 +277,9 @@ def pytest_fixture_setup(
     # not of the flows test that happened to run first.
     if fixturedef.argname != "event_loop_policy":
         return (yield)
-    with isolation.outside_flows_policy():
+    from pytest_flows._internal.isolation import outside_flows_policy
+
+    with outside_flows_policy():
         return (yield)
 
 

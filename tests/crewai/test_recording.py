@@ -12,11 +12,11 @@ from loopback_openai import LoopbackOpenAI
 from recording_flows import SummaryFlow, TwiceFlow
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.recording import (
+from pytest_flows._internal.recording.cassette import use_cassette
+from pytest_flows._internal.recording.drift import (
     CassetteMismatchError,
     PromptDriftError,
     RecordingBlockedError,
-    use_cassette,
 )
 
 KEY = "sk-test-KNOWN-FAKE-KEY-0123456789"
@@ -213,7 +213,7 @@ import httpx
 import pytest
 from loopback_openai import LoopbackOpenAI
 
-from pytest_flows._internal.recording import REPLAY_KEY
+from pytest_flows._internal.recording.scrub import REPLAY_KEY
 
 
 @pytest.fixture
@@ -308,7 +308,7 @@ import os
 
 import pytest
 
-from pytest_flows._internal.recording import REPLAY_KEY
+from pytest_flows._internal.recording.scrub import REPLAY_KEY
 
 
 def test_plain(flows):

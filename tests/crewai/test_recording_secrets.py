@@ -18,7 +18,7 @@ import httpx
 import pytest
 from loopback_openai import LoopbackOpenAI
 
-from pytest_flows._internal.recording import use_cassette
+from pytest_flows._internal.recording.cassette import use_cassette
 from pytest_flows._internal.secrets import PROVIDER_KEYS, is_secret_env_name, secret_encodings
 
 #: The issue's example: every character that URL- and JSON-encoding change.
@@ -154,9 +154,9 @@ def test_secret_names_ignore_case_and_separators_but_not_llm_vocabulary(
 
 
 def test_one_list_of_secret_names_for_isolation_and_recording() -> None:
-    import pytest_flows._internal.recording as recording
+    from pytest_flows._internal.recording import pytest_wiring
 
-    assert recording.PROVIDER_KEYS is PROVIDER_KEYS
+    assert pytest_wiring.PROVIDER_KEYS is PROVIDER_KEYS
     for name in [*PROVIDER_KEYS, "ACME_API_KEY", "ACME_APIKEY", "GITHUB_TOKEN", "DB_PASSWORD"]:
         assert is_secret_env_name(name), name
     for name in ["PATH", "HOME", "OPENAI_BASE_URL", "MAX_TOKENS"]:
@@ -240,7 +240,7 @@ def test_a_prompt_holding_a_secret_replays_and_its_drift_report_prints_no_secret
 DIRECT_TEST = """
 import logging
 
-from pytest_flows._internal.recording import use_cassette
+from pytest_flows._internal.recording.cassette import use_cassette
 
 
 def test_direct(tmp_path):

@@ -4,8 +4,3 @@ Framework-neutral: the adapters describe what a flow *can* do
 (:mod:`pytest_flows.crewai._graph`, :mod:`pytest_flows.agent_framework._graph`);
 this package counts what the tests' traces show it *did*.
 """
-
-from pytest_flows._internal.coverage.data import CoverageData, FlowCoverage
-from pytest_flows._internal.coverage.model import FlowGraph, Item
-
-__all__ = ["CoverageData", "FlowCoverage", "FlowGraph", "Item"]

@@ -14,17 +14,3 @@ break is one of :data:`BREAK_KINDS`:
 * ``behaviour``: everything restores, but a resumed run (or the test's run)
   differs in trace or output.
 """
-
-from __future__ import annotations
-
-from pytest_flows._internal.golden.breaks import BREAK_KINDS, BreakKind, GoldenBreak, GoldenMismatch
-from pytest_flows._internal.golden.files import GOLDEN_DIR, golden_path
-
-__all__ = [
-    "BREAK_KINDS",
-    "GOLDEN_DIR",
-    "BreakKind",
-    "GoldenBreak",
-    "GoldenMismatch",
-    "golden_path",
-]

@@ -6,8 +6,6 @@ from collections.abc import Generator
 
 import pytest
 
-from pytest_flows._internal.golden import files
-from pytest_flows._internal.golden.breaks import GoldenMismatch, failure_message
 from pytest_flows._internal.stash import SESSION_KEY
 
 __all__ = ["addoption", "configure"]
@@ -48,6 +46,8 @@ class _GoldenHooks:
                 pytrace=False,
             )
         # pydantic and the trace model: only when a golden test runs
+        from pytest_flows._internal.golden import files
+        from pytest_flows._internal.golden.breaks import GoldenMismatch, failure_message
         from pytest_flows._internal.golden.replay import (
             RunRecorder,
             check_document,
@@ -109,6 +109,8 @@ class _GoldenHooks:
 
 def _refuse_secret_fields(item: pytest.Item, document: dict[str, object]) -> None:
     import json
+
+    from pytest_flows._internal.golden import files
 
     found: list[str] = []
     for run in document["runs"]:  # type: ignore[attr-defined]

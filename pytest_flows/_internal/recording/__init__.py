@@ -30,56 +30,5 @@ vcrpy is imported only when a test records or replays.
 # The package, by concern: matching (what a request is matched on), scrub (secrets),
 # cassette_file (the YAML format), drift (what a failed replay says), cassette (one
 # cassette through vcrpy), pytest_wiring (marker, fixture, options, provider keys).
-
-from __future__ import annotations
-
-from pytest_flows._internal.recording.cassette import RECORD_MODES, Recording, use_cassette
-from pytest_flows._internal.recording.drift import (
-    CassetteMismatchError,
-    PromptDriftError,
-    RecordingBlockedError,
-)
-from pytest_flows._internal.recording.matching import (
-    DEFAULT_MATCH_ON,
-    PROMPT_KEYS,
-    canonical_body,
-    llm_body,
-    render_prompt,
-)
-from pytest_flows._internal.recording.pytest_wiring import (
-    addoption,
-    cassette_path,
-    configure,
-    in_ci,
-    llm_cassette,
-)
-from pytest_flows._internal.recording.scrub import KEPT_HEADERS, PLACEHOLDER, REPLAY_KEY, Scrubber
-from pytest_flows._internal.secrets import PROVIDER_KEYS, SECRET_HEADERS
-
-#: The placeholder secrets are replaced by (the name it had before the split).
-SECRET_PLACEHOLDER = PLACEHOLDER
-
-__all__ = [
-    "DEFAULT_MATCH_ON",
-    "KEPT_HEADERS",
-    "PROMPT_KEYS",
-    "PROVIDER_KEYS",
-    "RECORD_MODES",
-    "REPLAY_KEY",
-    "SECRET_HEADERS",
-    "SECRET_PLACEHOLDER",
-    "CassetteMismatchError",
-    "PromptDriftError",
-    "Recording",
-    "RecordingBlockedError",
-    "Scrubber",
-    "addoption",
-    "canonical_body",
-    "cassette_path",
-    "configure",
-    "in_ci",
-    "llm_body",
-    "llm_cassette",
-    "render_prompt",
-    "use_cassette",
-]
+# Nothing is re-exported: the plugin imports pytest_wiring at start-up, and the rest
+# (vcrpy included) must load only when a test records or replays.

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.recording.cassette_file import SERIALIZER, check_readable
+from pytest_flows._internal.recording.cassette_file import RECORD_MODES, SERIALIZER, check_readable
 from pytest_flows._internal.recording.drift import (
     CassetteMismatchError,
     PromptDriftError,
@@ -26,9 +26,7 @@ from pytest_flows._internal.recording.matching import (
 )
 from pytest_flows._internal.recording.scrub import TEST_SCRUBBERS, Scrubber
 
-__all__ = ["RECORD_MODES", "Recording", "check_options", "use_cassette"]
-
-RECORD_MODES = ("once", "new_episodes", "none", "all")
+__all__ = ["Recording", "check_options", "use_cassette"]
 
 
 class Recording:

@@ -7,7 +7,10 @@ from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
 
-__all__ = ["SERIALIZER", "check_readable"]
+__all__ = ["RECORD_MODES", "SERIALIZER", "check_readable"]
+
+#: vcrpy's record modes. Here, not beside vcrpy's use: the start-up options list them.
+RECORD_MODES = ("once", "new_episodes", "none", "all")
 
 
 class _Serializer:

@@ -14,23 +14,20 @@ import os
 import re
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.markers import marker_settings
-from pytest_flows._internal.network import loopback_only
-from pytest_flows._internal.recording.cassette import (
-    RECORD_MODES,
-    Recording,
-    check_options,
-    use_cassette,
-)
-from pytest_flows._internal.recording.drift import PromptDriftError
-from pytest_flows._internal.recording.matching import DEFAULT_MATCH_ON
+from pytest_flows._internal.recording.cassette_file import RECORD_MODES
 from pytest_flows._internal.recording.scrub import REPLAY_KEY, TEST_SCRUBBERS, Scrubber
 from pytest_flows._internal.secrets import PROVIDER_KEYS, is_secret_env_name
+
+if TYPE_CHECKING:
+    # The plugin imports this module at start-up; cassettes (and vcrpy) load when a
+    # test records or replays.
+    from pytest_flows._internal.recording.cassette import Recording
 
 __all__ = [
     "addoption",
@@ -128,6 +125,7 @@ def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
     """What the test's network guard lets through (looked up when a request is recorded)."""
 
     def allow(host: str) -> bool:
+        from pytest_flows._internal.network import loopback_only
         from pytest_flows._internal.session import SESSION_KEY
 
         session = item.stash.get(SESSION_KEY, None)
@@ -184,6 +182,9 @@ class _RecordingHooks:
         item.stash[_SCRUBBERS_TOKEN] = TEST_SCRUBBERS.set(scrubbers)
         if not _wants_recording(item):
             return
+        from pytest_flows._internal.recording.cassette import check_options, use_cassette
+        from pytest_flows._internal.recording.matching import DEFAULT_MATCH_ON
+
         settings = _marker_kwargs(item)
         mode = _record_mode(item, settings)
         path = cassette_path(item, settings.get("cassette"))
@@ -220,6 +221,8 @@ class _RecordingHooks:
         report = yield
         active = item.stash.get(_ACTIVE, None)
         if active is not None and report.failed:
+            from pytest_flows._internal.recording.drift import PromptDriftError
+
             active.failed = True
             drifts = active.recording.drifts
             shown = call.excinfo is not None and isinstance(call.excinfo.value, PromptDriftError)

@@ -1,8 +1,7 @@
-"""``--flows-cov``: options, per-test counting, xdist combining, reports."""
+"""The ``--flows-cov`` collector: per-test counting, xdist combining, reports."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 from collections.abc import Generator
@@ -16,81 +15,12 @@ from pytest_flows._internal.coverage.counting import count
 from pytest_flows._internal.coverage.data import CoverageData
 from pytest_flows._internal.stash import SESSION_KEY
 
-__all__ = ["addoption", "configure"]
+__all__ = ["FlowsCoverage"]
 
 _NOTES = pytest.StashKey[contextlib.ExitStack]()
 _STARTED = pytest.StashKey[list[notes.Started]]()
 #: Key of a worker's data in xdist's ``workeroutput``.
 WORKER_KEY = "pytest_flows_cov"
-
-
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(
-            f"--flows-cov-fail-under expects a percentage from 0 to 100, got {text!r}"
-        )
-    return value
-
-
-def addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("flows")
-    group.addoption(
-        "--flows-cov",
-        action="store_true",
-        default=False,
-        help="flow-graph coverage: methods, router labels, listener edges, feedback outcomes, "
-        "conversational routes and Agent Framework executors/edges the tests took",
-    )
-    group.addoption(
-        "--flows-cov-fail-under",
-        type=_percent,
-        default=None,
-        metavar="N",
-        help="fail the run if flow-graph coverage is below N percent (implies --flows-cov; "
-        "ini: flows_cov_fail_under)",
-    )
-    group.addoption(
-        "--flows-cov-html",
-        default=None,
-        metavar="DIR",
-        help="write an HTML flow-graph coverage report to DIR (implies --flows-cov)",
-    )
-    group.addoption(
-        "--flows-cov-json",
-        default=None,
-        metavar="FILE",
-        help="write flow-graph coverage as JSON to FILE (implies --flows-cov)",
-    )
-    parser.addini(
-        "flows_cov_fail_under",
-        "with --flows-cov: fail the run below this flow-graph coverage percentage",
-        default="",
-    )
-
-
-def configure(config: pytest.Config) -> None:
-    option = config.option
-    wanted = (
-        option.flows_cov
-        or option.flows_cov_fail_under is not None
-        or option.flows_cov_html
-        or option.flows_cov_json
-    )
-    if not wanted:
-        return
-    threshold = option.flows_cov_fail_under
-    if threshold is None:
-        raw = str(config.getini("flows_cov_fail_under")).strip()
-        if raw:
-            try:
-                threshold = _percent(raw)
-            except argparse.ArgumentTypeError as exc:
-                raise pytest.UsageError(f"ini option flows_cov_fail_under: {exc}") from None
-    config.pluginmanager.register(FlowsCoverage(config, threshold), "pytest-flows-coverage")
 
 
 class FlowsCoverage:
