@@ -28,6 +28,8 @@ _UUID_HEX_RE = re.compile(r"\b[0-9a-f]{32}\b")
 _ISO_TS_RE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
 )
+#: The fewest characters any of the three patterns matches (a bare ISO timestamp).
+_SHORTEST_MATCH = len("2025-01-01T00:00:00")
 
 
 class _SeededOs(types.ModuleType):
@@ -165,6 +167,10 @@ class Normalizer:
         return self._ids[key]
 
     def text(self, value: str) -> str:
+        if len(value) < _SHORTEST_MATCH:
+            # Most trace text (method names, small outputs) is shorter than any id or
+            # timestamp: the three scans would find nothing.
+            return value
         value = _UUID_RE.sub(self._uuid, value)
         value = _UUID_HEX_RE.sub(self._uuid, value)
         return _ISO_TS_RE.sub("<ts>", value)
