@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as _dt
+import math
 import random
 import re
 import types
@@ -73,9 +74,17 @@ class _VirtualNow:
         self._clock = clock
         # freezegun works in naive UTC
         self._epoch = epoch.astimezone(_dt.UTC).replace(tzinfo=None)
+        # Every crewai event stamps now(), and the clock rarely moves between two: the
+        # last answer, with the clock reading it is for (one tuple: threads may race).
+        self._last = (math.nan, self._epoch)  # nan: no reading equals it
 
     def __call__(self) -> _dt.datetime:
-        return self._epoch + _dt.timedelta(seconds=self._clock.monotonic())
+        now = self._clock.monotonic()
+        at, value = self._last
+        if at != now:
+            value = self._epoch + _dt.timedelta(seconds=now)
+            self._last = (now, value)
+        return value
 
     def tick(self, delta: float | _dt.timedelta = 1) -> _dt.datetime:
         seconds = delta.total_seconds() if isinstance(delta, _dt.timedelta) else float(delta)
