@@ -4,7 +4,7 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
 
     .venv/bin/python tests/benchmarks/bench_breakdown.py
 
-It splits a harnessed run (median of ``BENCH_RUNS`` runs, in alternating rounds) into:
+It splits a harnessed run (``BENCH_RUNS`` runs in alternating rounds) into:
   (b) the crewai runtime: the same flow on a plain event loop with the harness's crewai
       settings (console quiet, sync event handlers inline) and its sync methods called
       inline, so that no thread is involved: what no harness can save;
@@ -119,9 +119,9 @@ def handoff_waits(session: FlowsSession, runs: int) -> tuple[list[float], int]:
 
 
 def main() -> None:
-    harnessed: list[float] = []
-    alone: list[float] = []
-    waits: list[float] = []
+    # Per round: the median of each measure, and of what is left of a harnessed run;
+    # the medians over rounds of those resist a load that drifts from round to round.
+    rounds: list[tuple[float, float, float, float]] = []
     handoffs = 0
     with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
         session.run(Twelve)
@@ -129,20 +129,24 @@ def main() -> None:
         runtime_alone()
     for _ in range(max(1, -(-RUNS // ROUND))):
         with _quiet_console(), patches.inline_event_bus():
-            alone += samples(runtime_alone, ROUND)
+            alone = statistics.median(samples(runtime_alone, ROUND))
         with FlowsSession(test_id="bench-breakdown") as session:
             session.run(Twelve)
-            harnessed += samples(lambda: session.run(Twelve), ROUND)
-            round_waits, handoffs = handoff_waits(session, ROUND)
-            waits += round_waits
-    total, b, c = (statistics.median(x) * 1000 for x in (harnessed, alone, waits))
+            total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
+            waits, handoffs = handoff_waits(session, ROUND)
+            waited = statistics.median(waits)
+        rounds.append((total, alone, waited, total - alone - waited))
+    total, b, c, a = (statistics.median(column) * 1000 for column in zip(*rounds, strict=True))
     rows = [
         ("flows.run", total),
         ("(b) crewai runtime alone, no threads", b),
         (f"(c) {handoffs} baton hand-offs, waiting to run", c),
-        ("(a) harness work (the rest)", total - b - c),
+        ("(a) harness work (the rest)", a),
     ]
-    print(f"12-method flow (medians of {len(harnessed)} runs, Python {sys.version.split()[0]}):")
+    print(
+        f"12-method flow (medians over {len(rounds)} rounds of {ROUND} runs, "
+        f"Python {sys.version.split()[0]}):"
+    )
     for label, ms in rows:
         print(f"  {label:<40} {ms:6.2f} ms  {ms / total:4.0%}")
 
