@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as _dt
+import math
 import random
 import re
 import types
@@ -28,6 +29,8 @@ _UUID_HEX_RE = re.compile(r"\b[0-9a-f]{32}\b")
 _ISO_TS_RE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
 )
+#: The fewest characters any of the three patterns matches (a bare ISO timestamp).
+_SHORTEST_MATCH = len("2025-01-01T00:00:00")
 
 
 class _SeededOs(types.ModuleType):
@@ -71,9 +74,17 @@ class _VirtualNow:
         self._clock = clock
         # freezegun works in naive UTC
         self._epoch = epoch.astimezone(_dt.UTC).replace(tzinfo=None)
+        # Every crewai event stamps now(), and the clock rarely moves between two: the
+        # last answer, with the clock reading it is for (one tuple: threads may race).
+        self._last = (math.nan, self._epoch)  # nan: no reading equals it
 
     def __call__(self) -> _dt.datetime:
-        return self._epoch + _dt.timedelta(seconds=self._clock.monotonic())
+        now = self._clock.monotonic()
+        at, value = self._last
+        if at != now:
+            value = self._epoch + _dt.timedelta(seconds=now)
+            self._last = (now, value)
+        return value
 
     def tick(self, delta: float | _dt.timedelta = 1) -> _dt.datetime:
         seconds = delta.total_seconds() if isinstance(delta, _dt.timedelta) else float(delta)
@@ -165,6 +176,10 @@ class Normalizer:
         return self._ids[key]
 
     def text(self, value: str) -> str:
+        if len(value) < _SHORTEST_MATCH:
+            # Most trace text (method names, small outputs) is shorter than any id or
+            # timestamp: the three scans would find nothing.
+            return value
         value = _UUID_RE.sub(self._uuid, value)
         value = _UUID_HEX_RE.sub(self._uuid, value)
         return _ISO_TS_RE.sub("<ts>", value)

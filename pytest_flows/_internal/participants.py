@@ -90,6 +90,9 @@ def current() -> Participant | None:
     stack = _by_thread.get(_get_ident())
     if not stack:
         return None
+    top = stack[-1]
+    if top.generation == top.sched.generation:  # not let go (``let_go``, inlined: hot)
+        return top
     while stack and stack[-1].let_go:
         stack.pop()
     return stack[-1] if stack else None

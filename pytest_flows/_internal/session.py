@@ -339,14 +339,21 @@ _runs: contextvars.ContextVar[tuple[tuple[FlowsSession, list[TraceEvent]], ...]]
 
 def _normalized_trace(raw: list[TraceEvent]) -> Trace:
     normalizer = Normalizer()
-    return Trace.of(
-        TraceEvent(
-            kind=e.kind,
-            name=normalizer.text(e.name),
-            fields=tuple((k, normalizer.text(v)) for k, v in e.fields),
-        )
-        for e in raw
-    )
+    events = []
+    for e in raw:
+        name = normalizer.text(e.name)
+        fields = tuple((k, normalizer.text(v)) for k, v in e.fields)
+        if name == e.name and fields == e.fields and e.model_fields_set == _ALL_SET:
+            # Most events hold no id or timestamp: the frozen event is its own normal
+            # form, and validating an equal copy was most of a run's trace cost.
+            events.append(e)
+        else:
+            events.append(TraceEvent(kind=e.kind, name=name, fields=fields))
+    return Trace.of(events)
+
+
+#: A copy sets every field; an event is reused only if it did too (model_dump(exclude_unset)).
+_ALL_SET = frozenset(TraceEvent.model_fields)
 
 
 def _indent(text: str) -> str:

@@ -46,10 +46,12 @@ so an older crewai costs a branch in this module and nowhere else:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import importlib
 import importlib.util
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -261,9 +263,23 @@ def execution_uuid_fields() -> dict[str, Any]:
 
 def flow_definition(flow: Any) -> Any:
     """The ``FlowDefinition`` a flow runs: its own (1.15) or its class's (1.14)."""
-    if HAS_INSTANCE_DEFINITION:
-        return flow._definition
-    return type(flow).flow_definition()
+    if not HAS_INSTANCE_DEFINITION:
+        return type(flow).flow_definition()
+    global _last_definition
+    last = _last_definition
+    if last is not None and last[0]() is flow:
+        return last[1]
+    definition = flow._definition
+    with contextlib.suppress(TypeError):  # a flow that takes no weak reference: no reuse
+        _last_definition = (weakref.ref(flow), definition)
+    return definition
+
+
+#: The last flow asked about and its definition. The trace reads the graph at every
+#: method event, through pydantic's private-attribute lookup (a failed attribute
+#: lookup first: about 3 us); crewai sets ``_definition`` once, in ``_flow_post_init``,
+#: before the flow emits anything. Weak: a flow must not outlive its test here.
+_last_definition: tuple[weakref.ref[Any], Any] | None = None
 
 
 def effective_stream(llm: Any) -> bool | None:

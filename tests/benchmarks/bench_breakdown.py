@@ -1,0 +1,155 @@
+"""Where ``flows.run`` of the 12-method flow spends its time, measured side by side in one run.
+
+Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
+
+    .venv/bin/python tests/benchmarks/bench_breakdown.py
+
+It splits a harnessed run (``BENCH_RUNS`` runs in alternating rounds) into:
+  (b) the crewai runtime: the same flow on a plain event loop with the harness's crewai
+      settings (console quiet, sync event handlers inline) and its sync methods called
+      inline, so that no thread is involved: what no harness can save;
+  (c) baton hand-offs: how long each woken thread took to run after it was handed the
+      baton (an OS wake-up and the GIL), summed over a run, in separate instrumented runs;
+  (a) the harness's own work: the rest (scheduler, deterministic loop, seams, trace).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "crewai"))
+os.environ.update(
+    OTEL_SDK_DISABLED="true",
+    CREWAI_DISABLE_TELEMETRY="true",
+    CREWAI_TRACING_ENABLED="false",
+    CREWAI_TESTING="true",
+    CREWAI_DISABLE_VERSION_CHECK="true",
+)
+
+from crewai.events.event_bus import crewai_event_bus  # noqa: E402
+from dispatch_flows import Twelve  # noqa: E402
+
+from pytest_flows import FlowsSession  # noqa: E402
+from pytest_flows._internal.threads import ThreadScheduler  # noqa: E402
+from pytest_flows.crewai import _patches as patches  # noqa: E402
+from pytest_flows.crewai._adapter import _quiet_console  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "60"))
+ROUND = 5
+
+
+def _wall() -> float:
+    # The harness makes time.perf_counter virtual; the OS clock stays real.
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def samples(fn: Callable[[], object], runs: int) -> list[float]:
+    taken = []
+    for _ in range(runs):
+        started = _wall()
+        fn()
+        taken.append(_wall() - started)
+    return taken
+
+
+class _InlineLoop(asyncio.SelectorEventLoop):
+    """Runs work handed to a thread on the loop's own thread; the result arrives on a later
+    iteration, as the harness's loop delivers a worker's."""
+
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> Any:
+        future = self.create_future()
+        try:
+            result = func(*args)
+        except BaseException as exc:
+            self.call_soon(future.set_exception, exc)
+        else:
+            self.call_soon(future.set_result, result)
+        return future
+
+
+def runtime_alone() -> None:
+    # What Flow.kickoff does around kickoff_async, on a loop without threads.
+    scope = crewai_event_bus._enter_runtime_scope()
+    try:
+        with asyncio.Runner(loop_factory=_InlineLoop) as runner:
+            runner.run(Twelve().kickoff_async())
+    finally:
+        crewai_event_bus._exit_runtime_scope(scope)
+
+
+def handoff_waits(session: FlowsSession, runs: int) -> tuple[list[float], int]:
+    """Per run, the summed time from handing the baton to the woken thread running."""
+    handed: dict[int, float] = {}
+    waits: list[float] = []
+    hand, park = ThreadScheduler._hand, ThreadScheduler._park
+
+    def timed_hand(self: ThreadScheduler, nxt: Any) -> bool:
+        handed[id(nxt)] = _wall()
+        return hand(self, nxt)
+
+    def timed_park(self: ThreadScheduler, me: Any) -> None:
+        me._wake.acquire()
+        woken = _wall()
+        since = handed.pop(id(me), None)
+        if since is not None:
+            waits.append(woken - since)
+        if not me.let_go:
+            self._check_abort(me)
+
+    per_run: list[float] = []
+    count = 0
+    ThreadScheduler._hand, ThreadScheduler._park = timed_hand, timed_park  # type: ignore[method-assign]
+    try:
+        for _ in range(runs):
+            waits.clear()
+            session.run(Twelve)
+            per_run.append(sum(waits))
+            count = len(waits)
+    finally:
+        ThreadScheduler._hand, ThreadScheduler._park = hand, park  # type: ignore[method-assign]
+    return per_run, count
+
+
+def main() -> None:
+    # Per round: the median of each measure, and of what is left of a harnessed run;
+    # the medians over rounds of those resist a load that drifts from round to round.
+    rounds: list[tuple[float, float, float, float]] = []
+    handoffs = 0
+    with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
+        session.run(Twelve)
+    with _quiet_console(), patches.inline_event_bus():
+        runtime_alone()
+    for _ in range(max(1, -(-RUNS // ROUND))):
+        with _quiet_console(), patches.inline_event_bus():
+            alone = statistics.median(samples(runtime_alone, ROUND))
+        with FlowsSession(test_id="bench-breakdown") as session:
+            session.run(Twelve)
+            total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
+            waits, handoffs = handoff_waits(session, ROUND)
+            waited = statistics.median(waits)
+        rounds.append((total, alone, waited, total - alone - waited))
+    total, b, c, a = (statistics.median(column) * 1000 for column in zip(*rounds, strict=True))
+    rows = [
+        ("flows.run", total),
+        ("(b) crewai runtime alone, no threads", b),
+        (f"(c) {handoffs} baton hand-offs, waiting to run", c),
+        ("(a) harness work (the rest)", a),
+    ]
+    print(
+        f"12-method flow (medians over {len(rounds)} rounds of {ROUND} runs, "
+        f"Python {sys.version.split()[0]}):"
+    )
+    for label, ms in rows:
+        print(f"  {label:<40} {ms:6.2f} ms  {ms / total:4.0%}")
+
+
+if __name__ == "__main__":
+    main()
