@@ -43,6 +43,9 @@ def test_a_run_without_flow_fixtures_pays_no_framework_import(pytester: pytest.P
         def test_plain():
             assert "crewai" not in sys.modules
             assert "agent_framework" not in sys.modules
+            # pytest-asyncio's event_loop_policy fixture ran: the plugin's hook around
+            # it must not load the harness for a run that never uses it
+            assert "pytest_flows._internal.loop" not in sys.modules
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import functools
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -277,9 +278,13 @@ def pytest_fixture_setup(
     # not of the flows test that happened to run first.
     if fixturedef.argname != "event_loop_policy":
         return (yield)
-    from pytest_flows._internal.isolation import outside_flows_policy
-
-    with outside_flows_policy():
+    isolation = sys.modules.get("pytest_flows._internal.isolation")
+    if isolation is None:
+        # No harness has opened yet (it would have imported isolation): the policy in
+        # force is the process's own. Importing it here would load the loop for every
+        # async test of a run that never uses flows.
+        return (yield)
+    with isolation.outside_flows_policy():
         return (yield)
 
 

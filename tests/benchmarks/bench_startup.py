@@ -5,10 +5,11 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
     .venv/bin/python tests/benchmarks/bench_startup.py [RUNS]
 
 It runs one plain test in fresh interpreters, alternating the default plugin set
-and ``-p no:flows`` (so a busy machine slows both alike), RUNS times each
-(default 40), and prints the medians, the median of the paired differences (in
-wall time and in CPU time) and the import time of pytest_flows' own modules
-(``-X importtime``; target: the plugin adds under 20 ms).
+and ``-p no:flows`` (so a busy machine slows both alike; each pair in the other
+order than the last), RUNS times each (default 100: one run varies by tens of ms
+on a shared machine), and prints the medians, the median of the paired
+differences (in wall time and in CPU time) and the import time of pytest_flows'
+own modules (``-X importtime``; target: the plugin adds under 20 ms).
 """
 
 from __future__ import annotations
@@ -53,14 +54,19 @@ def _own_import_ms(stderr: str) -> tuple[float, int]:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "test_plain.py").write_text("def test_plain():\n    assert True\n")
         _run(tmp, [])  # warm the file cache and the bytecode
         with_plugin, without, deltas, cpu_deltas = [], [], [], []
-        for _ in range(runs):
-            a, a_cpu, _ = _run(tmp, [])
-            b, b_cpu, _ = _run(tmp, ["-p", "no:flows"])
+        for i in range(runs):
+            # Each pair in the other order than the last, so neither side is always second.
+            if i % 2:
+                b, b_cpu, _ = _run(tmp, ["-p", "no:flows"])
+                a, a_cpu, _ = _run(tmp, [])
+            else:
+                a, a_cpu, _ = _run(tmp, [])
+                b, b_cpu, _ = _run(tmp, ["-p", "no:flows"])
             with_plugin.append(a)
             without.append(b)
             deltas.append(a - b)
