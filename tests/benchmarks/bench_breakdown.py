@@ -19,45 +19,20 @@ import asyncio
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "crewai"))
-os.environ.update(
-    OTEL_SDK_DISABLED="true",
-    CREWAI_DISABLE_TELEMETRY="true",
-    CREWAI_TRACING_ENABLED="false",
-    CREWAI_TESTING="true",
-    CREWAI_DISABLE_VERSION_CHECK="true",
-)
+from benchkit import samples, wall  # first: crewai's offline settings
+from crewai.events.event_bus import crewai_event_bus
+from dispatch_flows import Twelve
 
-from crewai.events.event_bus import crewai_event_bus  # noqa: E402
-from dispatch_flows import Twelve  # noqa: E402
-
-from pytest_flows import FlowsSession  # noqa: E402
-from pytest_flows._internal.threads import ThreadScheduler  # noqa: E402
-from pytest_flows.crewai import _patches as patches  # noqa: E402
-from pytest_flows.crewai._adapter import _quiet_console  # noqa: E402
+from pytest_flows import FlowsSession
+from pytest_flows._internal.threads import ThreadScheduler
+from pytest_flows.crewai import _patches as patches
+from pytest_flows.crewai._adapter import _quiet_console
 
 RUNS = int(os.environ.get("BENCH_RUNS", "60"))
 ROUND = 5
-
-
-def _wall() -> float:
-    # The harness makes time.perf_counter virtual; the OS clock stays real.
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-def samples(fn: Callable[[], object], runs: int) -> list[float]:
-    taken = []
-    for _ in range(runs):
-        started = _wall()
-        fn()
-        taken.append(_wall() - started)
-    return taken
 
 
 class _InlineLoop(asyncio.SelectorEventLoop):
@@ -92,12 +67,12 @@ def handoff_waits(session: FlowsSession, runs: int) -> tuple[list[float], int]:
     hand, park = ThreadScheduler._hand, ThreadScheduler._park
 
     def timed_hand(self: ThreadScheduler, nxt: Any) -> bool:
-        handed[id(nxt)] = _wall()
+        handed[id(nxt)] = wall()
         return hand(self, nxt)
 
     def timed_park(self: ThreadScheduler, me: Any) -> None:
         me._wake.acquire()
-        woken = _wall()
+        woken = wall()
         since = handed.pop(id(me), None)
         if since is not None:
             waits.append(woken - since)

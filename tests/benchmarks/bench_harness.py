@@ -19,23 +19,13 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "crewai"))
-os.environ.update(
-    OTEL_SDK_DISABLED="true",
-    CREWAI_DISABLE_TELEMETRY="true",
-    CREWAI_TRACING_ENABLED="false",
-    CREWAI_TESTING="true",
-    CREWAI_DISABLE_VERSION_CHECK="true",
-)
+import benchkit  # noqa: F401  (first: crewai's offline settings)
+from crewai.flow.flow import Flow, listen, start
+from dispatch_flows import Twelve
 
-from crewai.flow.flow import Flow, listen, start  # noqa: E402
-from dispatch_flows import Twelve  # noqa: E402
-
-from pytest_flows import FlowsSession  # noqa: E402
-from pytest_flows._internal.loop import install_policy  # noqa: E402
+from pytest_flows import FlowsSession
+from pytest_flows._internal.loop import install_policy
 
 RUNS = int(os.environ.get("BENCH_RUNS", "60"))
 # The harness freezes time.perf_counter (virtual time); measure with the real one.

@@ -21,44 +21,19 @@ import statistics
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "crewai"))
-os.environ.update(
-    OTEL_SDK_DISABLED="true",
-    CREWAI_DISABLE_TELEMETRY="true",
-    CREWAI_TRACING_ENABLED="false",
-    CREWAI_TESTING="true",
-    CREWAI_DISABLE_VERSION_CHECK="true",
-)
+from benchkit import samples  # first: crewai's offline settings
+from dispatch_flows import Twelve
+from scheduler_flows import SlowFour
 
-from dispatch_flows import Twelve  # noqa: E402
-from scheduler_flows import SlowFour  # noqa: E402
-
-from pytest_flows import FlowsSession  # noqa: E402
-from pytest_flows._internal.loop import Scheduler, run  # noqa: E402
+from pytest_flows import FlowsSession
+from pytest_flows._internal.loop import Scheduler, run
 
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 #: Runs of each kind in one round of the 12-method comparison.
 ROUND = 5
 HANDOFFS = 2000
-
-
-def _wall() -> float:
-    # The harness makes time.perf_counter virtual; the OS clock stays real.
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-def samples(fn: Callable[[], object], runs: int) -> list[float]:
-    taken = []
-    for _ in range(runs):
-        started = _wall()
-        fn()
-        taken.append(_wall() - started)
-    return taken
 
 
 def median_seconds(fn: Callable[[], object], runs: int = RUNS) -> float:

@@ -1,0 +1,36 @@
+"""What the crewai benchmarks share. Import it before crewai: it sets crewai's offline
+settings, puts the test flows (``tests/crewai``) on the path, and times with a clock
+the harness does not virtualise."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "crewai"))
+os.environ.update(
+    OTEL_SDK_DISABLED="true",
+    CREWAI_DISABLE_TELEMETRY="true",
+    CREWAI_TRACING_ENABLED="false",
+    CREWAI_TESTING="true",
+    CREWAI_DISABLE_VERSION_CHECK="true",
+)
+
+
+def wall() -> float:
+    # The harness makes time.perf_counter virtual; the OS clock stays real.
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def samples(fn: Callable[[], object], runs: int) -> list[float]:
+    """``runs`` wall timings of ``fn()``, in seconds."""
+    taken = []
+    for _ in range(runs):
+        started = wall()
+        fn()
+        taken.append(wall() - started)
+    return taken
