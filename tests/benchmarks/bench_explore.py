@@ -15,14 +15,9 @@ class names, comma-separated) measures only those.
 from __future__ import annotations
 
 import os
-import sys
-import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(HERE / "crewai"))
-
-from explore_flows import (  # noqa: E402
+from benchkit import wall  # first: crewai's offline settings, the test flows' path
+from explore_flows import (
     CheckThenWrite,
     CheckThenWriteSafe,
     LateLoser,
@@ -31,10 +26,10 @@ from explore_flows import (  # noqa: E402
     Three,
     ThreeAsync,
 )
-from scheduler_flows import GuardedUpdate, LostUpdate  # noqa: E402
+from scheduler_flows import GuardedUpdate, LostUpdate
 
-from pytest_flows import FlowsSession, explore  # noqa: E402
-from pytest_flows._internal.exploration import outcome_key  # noqa: E402
+from pytest_flows import FlowsSession, explore
+from pytest_flows._internal.exploration import outcome_key
 
 CAP = int(os.environ.get("BENCH_CAP", "1000"))
 SEEDS = int(os.environ.get("BENCH_SEEDS", "200"))
@@ -51,11 +46,6 @@ CORPUS = [
 ]
 _ONLY = {name for name in os.environ.get("BENCH_FLOWS", "").split(",") if name}
 CORPUS = [flow for flow in CORPUS if not _ONLY or flow.__name__ in _ONLY]
-
-
-def _wall() -> float:
-    # A flows session patches the time functions onto its virtual clock.
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
 def seeds_needed(flow: type, wanted: set[str]) -> str:
@@ -75,9 +65,9 @@ def main() -> None:
     )
     for flow in CORPUS:
         with FlowsSession(test_id="bench") as session:
-            start = _wall()
+            start = wall()
             found = explore(session, flow, max_schedules=CAP)
-            took = _wall() - start
+            took = wall() - start
             full = explore(session, flow, max_schedules=CAP, reduction=False)
         unreduced = f"{full.schedules_run}{'' if full.complete else '+'}"
         rate = found.schedules_run / took if took else float("inf")

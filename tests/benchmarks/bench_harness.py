@@ -18,9 +18,9 @@ import io
 import os
 import statistics
 import sys
-import time
+from collections.abc import Callable
 
-import benchkit  # noqa: F401  (first: crewai's offline settings)
+from benchkit import samples, wall  # first: crewai's offline settings
 from crewai.flow.flow import Flow, listen, start
 from dispatch_flows import Twelve
 
@@ -28,8 +28,6 @@ from pytest_flows import FlowsSession
 from pytest_flows._internal.loop import install_policy
 
 RUNS = int(os.environ.get("BENCH_RUNS", "60"))
-# The harness freezes time.perf_counter (virtual time); measure with the real one.
-_REAL = {"perf_counter": time.perf_counter}
 
 
 class Latency(Flow):
@@ -47,13 +45,8 @@ class Latency(Flow):
         return v + 9
 
 
-def median_seconds(fn: object, runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        started = _REAL["perf_counter"]()
-        fn()  # type: ignore[operator]
-        samples.append(_REAL["perf_counter"]() - started)
-    return statistics.median(samples)
+def median_seconds(fn: Callable[[], object], runs: int) -> float:
+    return statistics.median(samples(fn, runs))
 
 
 def bare_kickoff() -> float:
@@ -74,9 +67,9 @@ def harness_kickoff() -> float:
 
 def virtual_latency() -> tuple[float, float]:
     with FlowsSession(test_id="bench-latency") as session:
-        started = _REAL["perf_counter"]()
+        started = wall()
         session.run(Latency)
-        return _REAL["perf_counter"]() - started, session.clock.monotonic()
+        return wall() - started, session.clock.monotonic()
 
 
 def main() -> None:

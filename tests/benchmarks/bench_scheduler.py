@@ -45,20 +45,13 @@ def median_seconds(fn: Callable[[], object], runs: int = RUNS) -> float:
 #: memory-storage factory, eager checkpoint handlers), and the bare runs must be the
 #: kickoff() a user sees. It answers each line "N" with N bare then N quiet timings.
 _BARE_WORKER = """
-import contextlib, io, json, sys, time
+import contextlib, io, json, sys
+from benchkit import samples
 from crewai_core.printer import _suppress_console_output, set_suppress_console_output
 from dispatch_flows import Twelve
 
-def wall():
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
-
 def take(n):
-    taken = []
-    for _ in range(n):
-        started = wall()
-        Twelve().kickoff()
-        taken.append(wall() - started)
-    return taken
+    return samples(lambda: Twelve().kickoff(), n)
 
 with contextlib.redirect_stdout(io.StringIO()):  # crewai's Rich panels
     Twelve().kickoff()
