@@ -19,6 +19,7 @@ import pytest
 # Imported at every pytest start-up, flows test or not: only light wiring here. The
 # harness (loop, threads, isolation, pydantic) loads when a test first needs it.
 from pytest_flows._internal import imports as _imports
+from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal import syrupy_extension
 from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows._internal.coverage import pytest_wiring as flows_coverage
@@ -155,6 +156,8 @@ def _install(config: pytest.Config) -> None:
     restore: list[Any] = []
     config.stash[_RESTORE] = restore
     config.stash[_MODE] = mode
+    # Before any conftest or test module binds threading.Lock (lock_factory.py).
+    restore.append(_lock_factory.install())
     if mode == "session":
         from pytest_flows._internal.loop import DeterministicEventLoopPolicy
 

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal.participants import (
     FlowsAborted,
     Participant,
@@ -201,7 +202,12 @@ _SOCKET_WHY = "the network guard refuses hosts outside allow_hosts"
 SEAMS = Registry(
     "Python standard library",
     __name__,
-    Seam("threading:Lock", "patch", f"{_SCHEDULER}: a blocking acquire is a switch point"),
+    Seam(
+        "threading:Lock",
+        "patch",
+        f"{_SCHEDULER}: for the session, a factory that builds managed locks while a "
+        "scheduler is active, even bound at import (lock_factory.py)",
+    ),
     Seam(
         "threading:_allocate_lock",
         "patch",
@@ -213,7 +219,18 @@ SEAMS = Registry(
         f"{_SCHEDULER} sees a Condition block only through _allocate_lock()",
         source=("_allocate_lock()",),
     ),
-    Seam("threading:RLock", "patch", f"{_SCHEDULER}: the pure-Python RLock, built on Lock"),
+    Seam(
+        "threading:_CRLock",
+        "patch",
+        f"{_SCHEDULER}: None while active, so RLock() (however it was bound) builds the "
+        "pure-Python RLock, which builds on Lock",
+    ),
+    Seam(
+        "threading:RLock",
+        "read",
+        f"{_SCHEDULER}: RLock() picks the C RLock only when _CRLock is set",
+        source=("if _CRLock is None:",),
+    ),
     Seam("threading:_PyRLock", "read", f"{_SCHEDULER}: the RLock that builds on Lock"),
     Seam("queue:SimpleQueue", "patch", f"{_SCHEDULER}: pools' work queues, built on Lock"),
     Seam("queue:_PySimpleQueue", "read", f"{_SCHEDULER}: the SimpleQueue that builds on Lock"),
@@ -281,10 +298,11 @@ FREEZEGUN = Registry(
 )
 
 #: What :func:`patched` installs while a scheduler is active (Thread.start: see _start_users).
+# Each keeps the kind of what it replaces (a function stays a function, a class a
+# class): annotations, isinstance checks and pydantic schemas see what they see bare.
 _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
-    ("threading:Lock", SchedLock),
-    ("threading:_allocate_lock", SchedLock),
-    ("threading:RLock", threading._PyRLock),  # type: ignore[attr-defined]
+    ("threading:_allocate_lock", _lock_factory.lock),
+    ("threading:_CRLock", None),
     ("queue:SimpleQueue", queue._PySimpleQueue),  # type: ignore[attr-defined]
     ("time:sleep", _sleep),
     ("threading:Thread.join", _join),
@@ -353,6 +371,12 @@ def patched(sched: Any) -> Iterator[None]:
         if _depth == 1:
             for target, value in _SCHEDULER_PATCHES:
                 _scheduler_patches.enter_context(SEAMS[target].replace(value))
+            if threading.Lock is not _lock_factory.lock:  # no plugin installed it
+                _scheduler_patches.enter_context(
+                    SEAMS["threading:Lock"].replace(_lock_factory.lock)
+                )
+            _lock_factory.build_with(SchedLock, SchedLock)
+            _scheduler_patches.callback(_lock_factory.build_with, None)
         with _thread_start_patched():
             yield
     finally:
