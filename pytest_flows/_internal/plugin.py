@@ -45,7 +45,7 @@ FLOWS_FIXTURES = frozenset(
     {"flows", "flow_store", "fake_llm", "fake_crews", "fake_tools", "human", "conversation"}
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
-MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races")
+MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races", "block_grace")
 
 #: Values of the ``flows_isolation`` ini setting: around each flows test (default),
 #: or for the whole session.
@@ -118,6 +118,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("flows_seed", "default scheduler seed", default="0")
     parser.addini("flows_races", "off, warn or fail: what a state race does", default="off")
+    parser.addini(
+        "flows_block_grace",
+        "real seconds a flow thread may block outside the scheduler (an unmanaged lock, "
+        "a socket) before the others run meanwhile (default 0.25)",
+        default="",
+    )
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
     syrupy_extension.addoption(parser)
     recording.addoption(parser)
@@ -339,13 +345,27 @@ def _session_for(item: pytest.Item) -> FlowsSession:
     hosts = [*config.getini("flows_allow_hosts"), *marked]
     from pytest_flows._internal.session import FlowsSession  # pydantic and friends: only when used
 
-    session = FlowsSession(
-        seed=seed,
-        test_id=item.nodeid,
-        console=bool(settings.get("console", _console_default(item))),
-        allow_hosts=hosts,
-        budget=settings.get("budget"),
-    )
+    grace: Any = settings.get("block_grace")
+    where = "@pytest.mark.flows(block_grace=...)"
+    if grace is None and str(config.getini("flows_block_grace")).strip():
+        where = "ini option flows_block_grace"
+        try:
+            grace = float(str(config.getini("flows_block_grace")).strip())
+        except ValueError:
+            grace = config.getini("flows_block_grace")
+    try:
+        session = FlowsSession(
+            seed=seed,
+            test_id=item.nodeid,
+            console=bool(settings.get("console", _console_default(item))),
+            allow_hosts=hosts,
+            budget=settings.get("budget"),
+            block_grace=grace,
+        )
+    except FlowsUsageError as exc:
+        raise pytest.UsageError(
+            f"{item.nodeid}: {str(exc).replace('FlowsSession(block_grace=...)', where)}"
+        ) from None
     _explore_settings(item, settings, session)
     return session
 

@@ -84,7 +84,7 @@ class SchedLock:
             sched.switch(me, why="lock")
         if self._real.acquire(False):
             return True
-        deadline = None if timeout == -1 else sched.clock.monotonic() + timeout
+        deadline = None if timeout == -1 else sched.clock.after(timeout)
         while True:
             ready = sched.block(me, self._free, deadline, "a lock (see its stack)")
             if self._real.acquire(False):
@@ -189,7 +189,7 @@ def _join(self: threading.Thread, timeout: float | None = None) -> None:
         _real_join(self, timeout)
         return
     sched = me.sched
-    deadline = None if timeout is None else sched.clock.monotonic() + max(timeout, 0)
+    deadline = None if timeout is None else sched.clock.after(max(timeout, 0))
     if sched.block(me, lambda: child.done, deadline, f"Thread.join({self.name!r})"):
         _real_join(self)  # the OS thread is past its last managed step
     elif current() is None:  # the test ended meanwhile
@@ -235,6 +235,10 @@ SEAMS = Registry(
     Seam("queue:SimpleQueue", "patch", f"{_SCHEDULER}: pools' work queues, built on Lock"),
     Seam("queue:_PySimpleQueue", "read", f"{_SCHEDULER}: the SimpleQueue that builds on Lock"),
     Seam("time:sleep", "patch", f"{_SCHEDULER}: a managed thread sleeps on virtual time"),
+    Seam(
+        "time:time", "patch", "while frozen: the epoch plus the virtual clock (virtual_clocks.py)"
+    ),
+    Seam("time:time_ns", "patch", "the same, in exact nanoseconds (virtual_clocks.py)"),
     Seam(
         "threading:Thread.start",
         "patch",
@@ -294,6 +298,16 @@ FREEZEGUN = Registry(
         "only a call's direct caller decides whether it reads real time (pytest, hypothesis)",
     ),
     Seam("freezegun.api:FakeDatetime", "patch", "renamed while frozen so pickles name datetime"),
+    Seam(
+        "freezegun.api:_get_fake_monotonic",
+        "patch",
+        "monotonic() and perf_counter() read the virtual clock's seconds (virtual_clocks.py)",
+    ),
+    Seam(
+        "freezegun.api:_get_fake_monotonic_ns",
+        "patch",
+        "their _ns forms read its nanoseconds (virtual_clocks.py)",
+    ),
     Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
 )
 

@@ -11,8 +11,8 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
-from typing import ClassVar
 from threading import Lock
+from typing import ClassVar
 
 from crewai.flow.flow import Flow, and_, listen, start
 from pydantic import BaseModel, PrivateAttr
@@ -81,6 +81,29 @@ class ModuleLock(Flow[CountState]):
     @listen(and_(left, right))
     def done(self) -> int:
         return self.state.n
+
+
+class GateState(BaseModel):
+    _gate: threading.Event = PrivateAttr(default_factory=threading.Event)
+
+
+class ModuleLockDeadlock(Flow[GateState]):
+    """A real deadlock: ``left`` holds the module lock and waits for ``right``, which
+    needs that lock first. Bare crewai hangs here for ever."""
+
+    @start()
+    def begin(self) -> None:
+        pass
+
+    @listen(begin)
+    def left(self) -> None:
+        with MODULE_LOCK:
+            self.state._gate.wait()
+
+    @listen(begin)
+    def right(self) -> None:
+        with MODULE_LOCK:
+            self.state._gate.set()
 
 
 @dataclass
