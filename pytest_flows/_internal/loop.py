@@ -53,9 +53,9 @@ class VirtualClock:
     Time is kept as a whole number of nanoseconds, and every clock the code can read
     derives from it (``monotonic``/``perf_counter`` as seconds from 0, their ``_ns``
     forms, the frozen wall clock as an epoch plus it). A wait of ``d`` seconds moves
-    it by ``d`` rounded up to a nanosecond, as CPython rounds a timeout, and by a few
-    nanoseconds more when the float clocks' rounding at the current reading would
-    otherwise show less than ``d``: a real clock never reports less than the sleep.
+    it by ``d`` rounded up to a nanosecond, as CPython rounds a timeout, and by a little
+    more (under a quarter microsecond) when the float clocks' rounding at the current
+    reading would otherwise show less than ``d``: a real clock never reports less.
     """
 
     def __init__(self, start: float = 0.0) -> None:
@@ -120,14 +120,20 @@ def _span(ns: int, seconds: float, wall_epoch_ns: int | None) -> int:
     if seconds <= 0:
         return 0
     span = math.ceil(seconds * 1e9)
-    for _ in range(8):  # each pass adds what the shortfall was: two settle it
+    for _ in range(8):  # each pass adds the shortfall (at least one step of the grid)
         short = seconds - ((ns + span) / 1e9 - ns / 1e9)
+        step = 1
         if wall_epoch_ns is not None:
             start = wall_epoch_ns + ns
-            short = max(short, seconds - ((start + span) / 1e9 - start / 1e9))
+            wall_short = seconds - ((start + span) / 1e9 - start / 1e9)
+            if wall_short > short:
+                # time.time()'s float moves in steps of its last bit (about 0.24 us
+                # today): less than a step more would read the same.
+                short = wall_short
+                step = math.ceil(math.ulp(start / 1e9) * 1e9)
         if short <= 0:
             break
-        span += max(1, math.ceil(short * 1e9))
+        span += max(step, math.ceil(short * 1e9))
     return span
 
 
