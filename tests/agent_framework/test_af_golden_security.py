@@ -8,6 +8,7 @@ import base64
 import json
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import af_workflows as wf
@@ -15,6 +16,12 @@ import pytest
 from agent_framework import InMemoryCheckpointStorage, WorkflowCheckpointException
 
 from pytest_flows.agent_framework import checkpoint_storage
+
+
+@dataclass
+class Holder:
+    value: str
+
 
 WORKFLOW = """
 from dataclasses import dataclass
@@ -193,3 +200,55 @@ def test_a_storage_passed_to_flows_run_is_recorded(project: pytest.Pytester) -> 
     (run,) = json.loads(golden.read_text(encoding="utf-8"))["runs"]
     assert run["checkpoints"]
     project.runpytest_inprocess("-p", "no:randomly").assert_outcomes(passed=1)
+
+
+# -- nothing secret is written, in any encoding the plugin produces ------------------------
+
+SECRET = "sk-golden-" + "fedcba9876543210"
+
+SECRET_IN_STATE_TEST = f"""
+import pytest
+from agent_framework import InMemoryCheckpointStorage
+from drafts import build
+
+
+@pytest.mark.golden
+def test_drafts(flows, flow_store):
+    # the plugin hides $MY_SERVICE_TOKEN from the test; its value reaches state anyway
+    run = flows.run(build(InMemoryCheckpointStorage()), {SECRET!r})
+    assert not run.failed
+"""
+
+
+def test_an_env_secret_pickled_in_state_is_refused(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
+    project.makepyfile(test_drafts=textwrap.dedent(SECRET_IN_STATE_TEST))
+
+    result = project.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*refusing to write a golden file*$MY_SERVICE_TOKEN*"])
+    assert not (project.path / "__goldens__").exists()
+
+
+def test_the_value_check_sees_base64_pickles_json_escapes_and_percent_encoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pickle
+    from urllib.parse import quote
+
+    from pytest_flows._internal.secret_check import secret_values_in
+
+    secret = 's3cr3t/value+with"quotes'
+    monkeypatch.setenv("SERVICE_PASSWORD", secret)
+    pickled = base64.b64encode(pickle.dumps(Holder(secret))).decode()
+    for text in (
+        json.dumps({"data": pickled}),
+        json.dumps({"x": secret}),
+        quote(secret, safe=""),
+        repr(secret),
+    ):
+        assert secret_values_in(text) == ["SERVICE_PASSWORD"], text
+    assert secret_values_in("nothing here") == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.secrets import (
-    MIN_SECRET_LENGTH,
-    is_secret_env_name,
-    is_secret_field_name,
+from pytest_flows._internal.secret_check import (
+    secret_env_values,
+    secret_fields,
+    secret_values_in,
 )
 
 __all__ = [
@@ -62,42 +61,14 @@ def load(path: Path) -> dict[str, Any]:
     return document
 
 
-def _secret_values() -> list[tuple[str, str]]:
-    from pytest_flows._internal.recording.pytest_wiring import _STARTED_KEYS
-
-    found = {**_STARTED_KEYS, **os.environ}
-    return sorted(
-        (
-            (name, value)
-            for name, value in found.items()
-            if value and len(value) >= MIN_SECRET_LENGTH and is_secret_env_name(name)
-        ),
-        key=lambda pair: -len(pair[1]),
-    )
-
-
 def scrub(text: str) -> str:
     """``text`` without the value of any secret environment variable of this process."""
-    for name, value in _secret_values():
+    for name, value in secret_env_values():
         text = text.replace(value, f"<secret:{name}>")
     return text
 
 
 def secrets_in(text: str) -> list[str]:
-    """Names of the secret environment variables whose values occur in ``text``."""
-    return sorted({name for name, value in _secret_values() if value in text})
-
-
-def secret_fields(value: Any, path: str = "") -> list[str]:
-    """Paths of fields whose names say they hold secrets (``api_key``, ``password``...)."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and is_secret_field_name(key) and item not in (None, ""):
-                found.append(where)
-            found.extend(secret_fields(item, where))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found.extend(secret_fields(item, f"{path}[{index}]"))
-    return found
+    """Names of the secret environment variables whose values occur in ``text``, in any
+    spelling the plugin produces (see :mod:`pytest_flows._internal.secret_check`)."""
+    return secret_values_in(text)
