@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.file_names import item_file_stem
 from pytest_flows._internal.secret_check import (
     secret_env_values,
     secret_fields,
@@ -21,6 +22,7 @@ __all__ = [
     "GOLDEN_DIR",
     "dump",
     "golden_path",
+    "legacy_golden_path",
     "load",
     "scrub",
     "secret_fields",
@@ -33,7 +35,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def golden_path(item: pytest.Item) -> Path:
-    """``<test dir>/__goldens__/<module>/<test name>.json``, like syrupy's ``__snapshots__``."""
+    """``<test dir>/__goldens__/<module>/<test>.json``, like syrupy's ``__snapshots__``;
+    ``<test>`` is the node id below the module (classes included, parametrize ids
+    escaped), so no two tests share a file."""
+    module = Path(str(item.path))
+    return module.parent / GOLDEN_DIR / module.stem / f"{item_file_stem(item)}.json"
+
+
+def legacy_golden_path(item: pytest.Item) -> Path:
+    """Where versions before 0.2 kept the file (the test name squashed, class dropped)."""
     module = Path(str(item.path))
     name = _UNSAFE.sub("_", item.name).strip("_") or "test"
     return module.parent / GOLDEN_DIR / module.stem / f"{name}.json"

@@ -82,8 +82,16 @@ class _GoldenHooks:
             path.write_text(text, encoding="utf-8")
             return result
         if not path.exists():
+            legacy = files.legacy_golden_path(item)
+            moved = (
+                f" (a file at the old, shared name {legacy.name} exists: golden files are "
+                "now named from the full node id, class and parametrize id included; "
+                "re-record to move it)"
+                if legacy != path and legacy.exists()
+                else ""
+            )
             pytest.fail(
-                f"{item.nodeid}: no golden recording at {path}; record it with "
+                f"{item.nodeid}: no golden recording at {path}{moved}; record it with "
                 "pytest --flows-golden-update and commit it beside the test.",
                 pytrace=False,
             )

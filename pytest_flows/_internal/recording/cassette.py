@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.recording.cassette_file import RECORD_MODES, SERIALIZER, check_readable
+from pytest_flows._internal.recording.cassette_lock import may_write, writing
 from pytest_flows._internal.recording.drift import (
     CassetteMismatchError,
     PromptDriftError,
@@ -182,6 +183,22 @@ def use_cassette(
         raise FlowsUsageError(f"use_cassette(path): expected a file path, got {path!r}.")
     where = Path(path)
     check_readable(where)
+    with contextlib.ExitStack() as held:
+        if may_write(where, record_mode):
+            held.enter_context(writing(where))
+        with _recording(where, record_mode, match_on, allow_unused, allow_host, secrets) as rec:
+            yield rec
+
+
+@contextlib.contextmanager
+def _recording(
+    where: Path,
+    record_mode: str,
+    match_on: tuple[str, ...],
+    allow_unused: bool,
+    allow_host: Callable[[str], bool] | None,
+    secrets: Sequence[str],
+) -> Iterator[Recording]:
     scrubber = Scrubber(secrets)
     registered = TEST_SCRUBBERS.get()
     if registered is not None:
