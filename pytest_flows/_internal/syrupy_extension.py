@@ -78,5 +78,7 @@ def configure(config: pytest.Config) -> None:
     option = config.option
     if not hasattr(option, "default_extension"):
         return  # syrupy is not active (-p no:syrupy)
-    if option.default_extension is None and bool(config.getini("flows_snapshots")):
+    from pytest_flows._internal.ini_checks import ini_bool
+
+    if option.default_extension is None and ini_bool(config, "flows_snapshots"):
         option.default_extension = EXTENSION_PATH

@@ -57,7 +57,14 @@ def dump(document: dict[str, Any]) -> str:
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FlowsUsageError(
+            f"no golden file at {path}; give the path of a file a @pytest.mark.golden test "
+            "recorded (pytest --flows-golden-update writes them under __goldens__/)."
+        ) from None
+    try:
+        document = json.loads(text)
     except ValueError as exc:
         raise FlowsUsageError(
             f"golden file {path} is not valid JSON ({exc}); it was edited by hand or "
@@ -68,7 +75,50 @@ def load(path: Path) -> dict[str, Any]:
             f"golden file {path} is not a pytest-flows golden of format {FORMAT}; "
             "re-record it with --flows-golden-update."
         )
+    problem = _shape_problem(document)
+    if problem:
+        raise FlowsUsageError(
+            f"golden file {path} is damaged: {problem}. It was edited by hand or merged badly; "
+            "restore it from version control, or re-record it with --flows-golden-update."
+        )
     return document
+
+
+#: what golden replay reads of every run, per framework (the rest is optional)
+_RUN_KEYS = {
+    "crewai": {"flow": str, "trace": list, "output": str, "saves": list},
+    "agent_framework": {"flow": str, "trace": list, "output": str, "checkpoints": list},
+}
+_RECORD_KEYS = {
+    "saves": ("state_id", "index", "method", "raw"),
+    "checkpoints": ("id", "raw"),
+}
+
+
+def _shape_problem(document: dict[str, Any]) -> str | None:
+    """What is missing or mistyped in a golden document, or None: checked before replay
+    reads it, so a damaged file is named instead of failing with a bare KeyError."""
+    runs = document.get("runs")
+    if not isinstance(runs, list):
+        return "it has no 'runs' list"
+    for n, run in enumerate(runs, start=1):
+        if not isinstance(run, dict):
+            return f"run {n} is not an object"
+        framework = run.get("framework")
+        if framework not in _RUN_KEYS:
+            known = ", ".join(sorted(_RUN_KEYS))
+            return f"run {n} names the framework {framework!r} (known: {known})"
+        for key, kind in _RUN_KEYS[framework].items():
+            if not isinstance(run.get(key), kind):
+                return f"run {n} has no {kind.__name__} {key!r}"
+        for key, needed in _RECORD_KEYS.items():
+            for k, record in enumerate(run.get(key) or [], start=1):
+                if not isinstance(record, dict) or not all(f in record for f in needed):
+                    return f"run {n}, {key[:-1]} {k} lacks one of {', '.join(needed)}"
+        for k, resumed in enumerate(run.get("resumes") or [], start=1):
+            if not isinstance(resumed, dict) or not {"from", "trace", "output"} <= set(resumed):
+                return f"run {n}, resume {k} lacks one of from, trace, output"
+    return None
 
 
 def scrub(text: str) -> str:

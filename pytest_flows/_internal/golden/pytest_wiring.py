@@ -39,6 +39,9 @@ class _GoldenHooks:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         if item.get_closest_marker("golden") is None:
             return (yield)
+        from pytest_flows._internal.markers import marker_settings
+
+        marker_settings(item, "golden", ())  # it takes no arguments: refuse any given
         session = item.stash.get(SESSION_KEY, None)
         if session is None:
             pytest.fail(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError, require_bool
 from pytest_flows._internal.recording.cassette_file import RECORD_MODES, SERIALIZER, check_readable
 from pytest_flows._internal.recording.cassette_lock import may_write, writing
 from pytest_flows._internal.recording.drift import (
@@ -179,6 +179,7 @@ def use_cassette(
     asked before anything is recorded from a host.
     """
     record_mode, match_on = check_options(record_mode, match_on)
+    require_bool(allow_unused, "use_cassette(allow_unused=...)")
     if not isinstance(path, str | os.PathLike):
         raise FlowsUsageError(f"use_cassette(path): expected a file path, got {path!r}.")
     where = Path(path)
