@@ -122,3 +122,14 @@ def test_a_missing_golden_path_is_named(tmp_path: Path) -> None:
 def test_assert_resumes_old_states_refuses_a_number(flows, flow_store) -> None:
     with pytest.raises(FlowsUsageError, match=r"old is the old state model .* got 42"):
         assert_resumes_old_states(flows, flow_store, object, 42)  # type: ignore[arg-type]
+
+
+def test_a_snapshot_holding_a_secret_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_flows._internal.syrupy_extension import _refuse_secrets
+
+    with pytest.raises(FlowsUsageError, match=r"secret-named fields \(api_key=...\)"):
+        _refuse_secrets("workflow.started w inputs={'api_key': 'k-123'}")
+    monkeypatch.setenv("ACME_API_KEY", "acme-0123456789")
+    with pytest.raises(FlowsUsageError, match=r"\$ACME_API_KEY"):
+        _refuse_secrets("output='acme-0123456789'")
+    _refuse_secrets("output='nothing secret' token=0.5")

@@ -59,6 +59,8 @@ def _claim(lock: Path) -> bool:
 def writing(path: Path) -> Iterator[None]:
     """Hold the cassette at ``path`` for writing during the block, or fail naming the holder."""
     lock = path.with_name(path.name + ".lock")
+    # folders made for the lock alone go again if nothing was recorded into them
+    made = [p for p in [lock.parent, *lock.parent.parents] if not p.exists()]
     lock.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(2):
         if _claim(lock):
@@ -84,3 +86,6 @@ def writing(path: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             lock.unlink()
+        for folder in made:  # deepest first
+            with contextlib.suppress(OSError):  # not empty: the cassette was written
+                folder.rmdir()
