@@ -25,6 +25,13 @@ pytest.importorskip("crewai")
 
 SUITE = Path(__file__).parent / "legacy_suite"
 ROOT = SUITE.parents[1]
+#: The first round's two hypothesis properties over every crash point take most of the
+#: suite's time; examples/crash_resume_pipeline runs them today, this copy runs them
+#: with PYTEST_FLOWS_LEGACY_FULL=1.
+LONG = (
+    "test_ingest_flow.py::test_crash_resume_property",
+    "test_ingest_flow.py::test_the_property_catches_the_naive_pipeline",
+)
 
 
 def test_last_months_suites_pass_with_deprecation_warnings_only(tmp_path: Path) -> None:
@@ -38,16 +45,17 @@ def test_last_months_suites_pass_with_deprecation_warnings_only(tmp_path: Path) 
     }
     for name in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST"):
         env.pop(name, None)
+    short = [] if os.environ.get("PYTEST_FLOWS_LEGACY_FULL") else [f"--deselect={t}" for t in LONG]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "syrupy", "-p", "pytest_flows.plugin",
-         "-p", "no:cacheprovider", "-q", "-rfE"],
+         "-p", "no:cacheprovider", "-q", "-rfE", *short],
         cwd=project, env=env, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    counts = re.search(r"(\d+) passed, (\d+) warnings? in", out)
+    counts = re.search(r"(\d+) passed(, \d+ deselected)?, (\d+) warnings? in", out)
     assert counts is not None, out
-    assert int(counts.group(1)) >= 40
+    assert int(counts.group(1)) >= 40 - len(short)
     assert " failed" not in out and " error" not in out
     # the warnings are the aliases', each naming the import that replaces it
     used = {module for module in ALIASES if not module.startswith("pytest_flows.agent_framework")}
