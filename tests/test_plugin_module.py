@@ -94,3 +94,22 @@ def test_the_entry_point_still_names_the_plugin_module() -> None:
 
     module = importlib.import_module(value.group(1))
     assert hasattr(module, "pytest_addoption")
+
+
+def test_loading_the_plugin_imports_no_deprecated_alias() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_flows.plugin, pytest_flows._internal.plugin\n"
+        "from pytest_flows._internal.deprecation import ALIASES\n"
+        "print(','.join(m for m in ALIASES if m in sys.modules) or 'none')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert done.stdout.strip() == "none"
