@@ -4,7 +4,9 @@ A recorded run keeps every checkpoint it wrote (the JSON the file storage's
 codec produced) and the workflow's graph signature (executors and edge groups,
 as Agent Framework fingerprints them for restore). On today's workflow - the
 one the test ran - each checkpoint is decoded under today's allow-list
-(``codec``), the graph is compared with the stored one (``topology``: Agent
+(``codec``; always by the restricted unpickler, allowed what the test declared
+and, under in-memory rules, what its own run pickled - never what the file
+names), the graph is compared with the stored one (``topology``: Agent
 Framework refuses such a restore with "graph has changed"), and each
 checkpoint is restored and run to the end (``behaviour``) with the replies and
 answers the test's fakes gave, bound afresh for each restore through the
