@@ -304,7 +304,7 @@ class FlowsSession:
         result.usage = usage.finish()
         with self._events_lock:
             raw = list(events)
-        result.trace = _normalized_trace(raw)
+        result.trace, result.extras["normalizer"] = _normalized(raw)
         return result
 
     def _finish(self, result: FlowRun, raise_on_error: bool) -> FlowRun:
@@ -338,6 +338,12 @@ _runs: contextvars.ContextVar[tuple[tuple[FlowsSession, list[TraceEvent]], ...]]
 
 
 def _normalized_trace(raw: list[TraceEvent]) -> Trace:
+    return _normalized(raw)[0]
+
+
+def _normalized(raw: list[TraceEvent]) -> tuple[Trace, Normalizer]:
+    """The trace of ``raw`` events, and the normalizer that numbered its ids (a run's
+    other values are normalized on with it, so they name the trace's placeholders)."""
     normalizer = Normalizer()
     events = []
     for e in raw:
@@ -349,7 +355,7 @@ def _normalized_trace(raw: list[TraceEvent]) -> Trace:
             events.append(e)
         else:
             events.append(TraceEvent(kind=e.kind, name=name, fields=fields))
-    return Trace.of(events)
+    return Trace.of(events), normalizer
 
 
 #: A copy sets every field; an event is reused only if it did too (model_dump(exclude_unset)).

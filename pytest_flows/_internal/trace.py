@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
+from pytest_flows._internal.normal_form import elide
+
 __all__ = [
     "Trace",
     "TraceEvent",
@@ -167,10 +169,7 @@ def render_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
         text = _json_text(_canonical(value))
     else:
         text = stable_repr(value)
-    text = text.replace("\n", "\\n")
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
+    return elide(text.replace("\n", "\\n"), limit)
 
 
 class TraceEvent(BaseModel):

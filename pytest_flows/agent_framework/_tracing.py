@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ from agent_framework import (
     WorkflowMessage,
 )
 
+from pytest_flows._internal.normal_form import elide
 from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 from pytest_flows.agent_framework import _graph as graph
 from pytest_flows.agent_framework import _patches as patches
@@ -43,6 +45,9 @@ from pytest_flows.agent_framework._checkpoints import refusal_from
 __all__ = ["WorkflowTracer", "active_tracer", "render"]
 
 Record = Callable[[TraceEvent], None]
+
+#: An id the fake model gave a tool call (``call-<model call>-<k>``, ``occ-call-...``).
+_FAKE_CALL_ID = re.compile(r"\bcall-(\d+)-\d+\b")
 
 #: The tracer of the workflow ``flows.run`` is running (for fakes that add lines).
 active_tracer: contextvars.ContextVar[WorkflowTracer | None] = contextvars.ContextVar(
@@ -129,8 +134,7 @@ def render(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
             )
     if summary is None:
         return render_value(value, limit)
-    summary = summary.replace("\n", "\\n")
-    return summary if len(summary) <= limit else summary[: limit - 1] + "…"
+    return elide(summary.replace("\n", "\\n"), limit)
 
 
 def _error(error: BaseException | str) -> str:
@@ -190,6 +194,23 @@ class WorkflowTracer(patches.WorkflowObserver):
         #: Outputs (``output`` events) per superstep, in emission order.
         self.supersteps: list[SuperstepSummary] = []
         self.outputs: list[Any] = []
+        self._model_calls = 0
+
+    def next_model_call(self, seen_ids: Sequence[str] = ()) -> int:
+        """The number of this run's next model call (the fake's reply ids carry it).
+
+        Numbered per run, but never one that an id the run already holds carries
+        (``seen_ids``: the conversation's call ids; a restored pending request's id):
+        a restored run must not give a new tool call the id of an old one.
+        """
+        for seen in seen_ids:
+            self._note_call_id(seen)
+        self._model_calls += 1
+        return self._model_calls
+
+    def _note_call_id(self, text: str) -> None:
+        for match in _FAKE_CALL_ID.finditer(text):
+            self._model_calls = max(self._model_calls, int(match.group(1)))
 
     # -- writing ------------------------------------------------------------------
     def emit(self, kind: str, name: str = "", *fields: tuple[str, str]) -> None:
@@ -308,6 +329,7 @@ class WorkflowTracer(patches.WorkflowObserver):
                 ("response_type", _type_name(event.response_type)),
             )
             inside = isinstance(token, _Delivery)
+            self._note_call_id(str(event.request_id))
             if not inside and str(event.request_id) in self.answering:
                 return  # re-raised by a restore and answered in the same call
             self._put(
