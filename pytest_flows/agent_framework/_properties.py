@@ -76,13 +76,17 @@ def _slice_after(run: WorkflowRun, superstep: int) -> list[str]:
     lines = run.trace.lines()
     start = len(lines)
     for index, event in enumerate(run.trace):
-        if event.kind == "superstep.started" and int(event.name) > superstep:
+        if event.kind == "superstep.started" and not event.depth and int(event.name) > superstep:
             start = index
             break
     else:
         # nothing ran after the checkpoint: compare the closing line only
         for index, event in enumerate(run.trace):
-            if event.kind.startswith("workflow.") and event.kind != "workflow.started":
+            if (
+                event.kind.startswith("workflow.")
+                and event.kind != "workflow.started"
+                and not event.depth
+            ):
                 start = index
     return _without_empty_supersteps(run, start)
 
@@ -112,11 +116,13 @@ def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
     section: list[str] = []
     invoked = False
     for event in events:
-        if event.kind == "superstep.started" or not event.kind.startswith(_IN_SUPERSTEP):
+        # (a sub-workflow's lines, nested, belong to the superstep of its executor)
+        outer_step = event.kind == "superstep.started" and not event.depth
+        if outer_step or not (event.depth or event.kind.startswith(_IN_SUPERSTEP)):
             if section and invoked:
                 kept.extend(section)
             section, invoked = [], False
-            if event.kind != "superstep.started":
+            if not outer_step:
                 kept.append(event.render())
                 continue
         section.append(event.render())
