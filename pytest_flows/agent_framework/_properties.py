@@ -136,8 +136,12 @@ def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
 class RestoreCheck:
     """One checkpoint restored and compared with the uninterrupted run.
 
-    ``diff`` is the trace diff (what ran), ``changes`` the values that differ,
-    one ``path: what`` line each (``outputs[0][1] (key): int ... str``).
+    ``checkpoint_id`` is the checkpoint restored (an id in the storage),
+    ``superstep`` the superstep it was saved after, ``run`` the restored
+    :class:`~pytest_flows.agent_framework.WorkflowRun`; ``diff`` is the trace
+    diff (what ran; '' when the same), ``changes`` the values that differ, one
+    ``path: what`` line each (``outputs[0][1] (key): int ... str``);
+    ``equivalent`` is true when both are empty.
     """
 
     checkpoint_id: str
@@ -200,19 +204,28 @@ def check_restore_equivalence(
     *args: Any,
     storage: FlowsCheckpointStorage | None = None,
     checkpoints: Iterable[str] | None = None,
+    after_superstep: int | Iterable[int] | None = None,
     **kwargs: Any,
 ) -> list[RestoreCheck]:
     """Assert that restoring from each checkpoint and continuing equals the full run.
 
     ``build()`` returns a fresh workflow (the same definition every time);
     ``args``/``kwargs`` are the first run's (``flows.run(build(), *args,
-    **kwargs)``). Every checkpoint that run wrote (or those in
-    ``checkpoints``) is restored on a fresh workflow and run to the end; the
-    supersteps after the checkpoint, the outputs they yield, the final state
-    and status must be the same - values compared with their types, so a dict
-    whose int keys come back as str keys differs. Raises ``AssertionError``
-    naming the checkpoint, its superstep and the differing paths (and a trace
-    diff) for the first checkpoint that differs; returns the checks otherwise.
+    **kwargs)``). Every checkpoint that run wrote is restored on a fresh
+    workflow and run to the end; the supersteps after the checkpoint, the
+    outputs they yield, the final state and status must be the same - values
+    compared with their types, so a dict whose int keys come back as str keys
+    differs, and run-specific values (uuids, the fake model's call ids,
+    timestamps) in their normal form. Raises ``AssertionError`` naming the
+    checkpoint, its superstep and the differing paths (and a trace diff) for
+    the first checkpoint that differs; returns one :class:`RestoreCheck` per
+    checkpoint restored otherwise, in save order.
+
+    Restore fewer: ``after_superstep=N`` (or a list of them) restores only the
+    checkpoints this call's run saved after those supersteps (``0`` is the one
+    saved before the first superstep); ``checkpoints=[ids]`` restores those
+    ids, which must already be in ``storage`` (saved by an earlier run of the
+    same workflow into the same storage: this call's own run draws new ids).
 
     ``storage`` decides the codec: by default a :class:`FlowsCheckpointStorage`
     with ``FileCheckpointStorage``'s rules (JSON, restricted unpickling: what a
@@ -229,12 +242,27 @@ def check_restore_equivalence(
     full = flows.run(build(), *args, checkpoint_storage=store, **kwargs)
     if not isinstance(full, WorkflowRun):
         raise FlowsUsageError("check_restore_equivalence() works on Agent Framework workflows")
+    if checkpoints is not None and after_superstep is not None:
+        raise FlowsUsageError(
+            "check_restore_equivalence(): pass checkpoints=[ids] or after_superstep=N, not both."
+        )
     targets = list(checkpoints) if checkpoints is not None else list(full.checkpoints)
     if not targets:
         raise FlowsUsageError(
             "check_restore_equivalence(): the run wrote no checkpoint to restore from; "
             "does the workflow run at all (see the trace)?"
         )
+    known = set(store.ids())
+    unknown = [c for c in targets if c not in known]
+    if unknown:
+        raise FlowsUsageError(
+            f"check_restore_equivalence(checkpoints=...): {unknown[0]!r} is not in the "
+            "storage. This call's run saves checkpoints with ids of its own: restore by "
+            "superstep with after_superstep=N, or pass the storage an earlier run saved "
+            "into (storage=...) with that run's ids."
+        )
+    if after_superstep is not None:
+        targets = _after_supersteps(store, targets, after_superstep)
     checks: list[RestoreCheck] = []
     for checkpoint_id in targets:
         superstep = store.info(checkpoint_id).superstep
@@ -266,6 +294,27 @@ def check_restore_equivalence(
 
 
 _MAX_CHANGES = 20
+
+
+def _after_supersteps(
+    store: FlowsCheckpointStorage, targets: list[str], wanted: int | Iterable[int]
+) -> list[str]:
+    steps = {wanted} if isinstance(wanted, int) else set(wanted)
+    if not steps or not all(isinstance(n, int) and not isinstance(n, bool) for n in steps):
+        raise FlowsUsageError(
+            f"check_restore_equivalence(after_superstep={wanted!r}): pass a superstep number "
+            "(0 is the checkpoint before the first superstep) or a list of them."
+        )
+    by_step = {cid: store.info(cid).superstep for cid in targets}
+    chosen = [cid for cid in targets if by_step[cid] in steps]
+    missing = sorted(steps - set(by_step.values()))
+    if missing:
+        saved = ", ".join(map(str, sorted(set(by_step.values()))))
+        raise FlowsUsageError(
+            f"check_restore_equivalence(after_superstep={wanted!r}): the run saved no "
+            f"checkpoint after superstep {missing[0]}; it saved after supersteps {saved}."
+        )
+    return chosen
 
 
 def _restore_failure(full: WorkflowRun, store: FlowsCheckpointStorage, check: RestoreCheck) -> str:
@@ -304,7 +353,13 @@ def seeded(flows: FlowsSession, seed: int) -> Iterator[None]:
 
 @dataclasses.dataclass
 class SeedExploration:
-    """The distinct runs seen across seeds: ``outcomes[text] = [seeds...]``."""
+    """The distinct runs seen across seeds.
+
+    ``outcomes`` maps each distinct run's text (its normalized trace, final
+    state, status, pending requests and error) to the seeds that gave it;
+    ``runs`` maps each seed to its :class:`~pytest_flows.agent_framework.WorkflowRun`
+    (raw values: ``runs[3].state`` is what seed 3's run holds).
+    """
 
     outcomes: dict[str, list[int]]
     runs: dict[int, WorkflowRun]
