@@ -134,7 +134,8 @@ def outcome_key(run: FlowRun) -> str:
     if run.error is not None:
         message = without_addresses(f"{type(run.error).__name__}: {run.error}")
         parts.append("error " + message.replace("\n", "\\n"))
-    return " | ".join(parts)
+    # normalized as the run's trace is: a uuid or timestamp the run drew is no new outcome
+    return run._normalizer().text(" | ".join(parts))
 
 
 @dataclasses.dataclass

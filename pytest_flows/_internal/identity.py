@@ -1,4 +1,5 @@
-"""Deterministic ids and wall clock, and the normalizer used by traces and snapshots."""
+"""Deterministic ids and wall clock (the normalizer of what still differs between runs lives in
+:mod:`pytest_flows._internal.normal_form`; it is re-exported here)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import contextlib
 import datetime as _dt
 import math
 import random
-import re
 import types
 import uuid
 from collections.abc import Iterator
@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.loop import VirtualClock
+from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.participants import internal_lock, real_monotonic
 from pytest_flows._internal.virtual_clocks import virtual_clocks
 
@@ -22,16 +23,6 @@ __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 
 #: Where the wall clock of every flows test starts (virtual seconds are added to it).
 DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
-
-_UUID_RE = re.compile(
-    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
-)
-_UUID_HEX_RE = re.compile(r"\b[0-9a-f]{32}\b")
-_ISO_TS_RE = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
-)
-#: The fewest characters any of the three patterns matches (a bare ISO timestamp).
-_SHORTEST_MATCH = len("2025-01-01T00:00:00")
 
 
 class _SeededOs(types.ModuleType):
@@ -161,29 +152,3 @@ def _pickled_as_real(fz_api: Any) -> Iterator[None]:
 
 def _real_loop_time(self: asyncio.AbstractEventLoop) -> float:
     return real_monotonic()
-
-
-class Normalizer:
-    """Replaces run-specific values with stable placeholders, in first-seen order.
-
-    UUIDs become ``<uuid:1>``, ``<uuid:2>``, ...; ISO timestamps become ``<ts>``.
-    One normalizer per trace keeps the numbering consistent inside it.
-    """
-
-    def __init__(self) -> None:
-        self._ids: dict[str, str] = {}
-
-    def _uuid(self, match: re.Match[str]) -> str:
-        key = match.group(0).lower().replace("-", "")
-        if key not in self._ids:
-            self._ids[key] = f"<uuid:{len(self._ids) + 1}>"
-        return self._ids[key]
-
-    def text(self, value: str) -> str:
-        if len(value) < _SHORTEST_MATCH:
-            # Most trace text (method names, small outputs) is shorter than any id or
-            # timestamp: the three scans would find nothing.
-            return value
-        value = _UUID_RE.sub(self._uuid, value)
-        value = _UUID_HEX_RE.sub(self._uuid, value)
-        return _ISO_TS_RE.sub("<ts>", value)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_flows._internal.codec import diff_snapshots, differences
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint
 from pytest_flows._internal.trace import Trace, render_value
 
@@ -125,18 +126,25 @@ def compare_outcomes(
     if actual.error is not None:
         problems.append(f"the continued run failed: {type(actual.error).__name__}: {actual.error}")
     if "state" in compare:
-        changed = clip(diff_snapshots(expected.state or {}, actual.state or {}, ignore=("id",)))
+        # ids and times a run draws (a uuid in the state, a timestamp) are not behaviour
+        changed = clip(
+            diff_snapshots(
+                _normal(expected.state or {}), _normal(actual.state or {}), ignore=("id",)
+            )
+        )
         if changed:
             problems.append("final state differs (uninterrupted -> continued):\n" + indent(changed))
         elif expected.typed_state is not None and actual.typed_state is not None:
-            typed = _typed_changes(expected.typed_state, actual.typed_state, ignore="id")
+            typed = _typed_changes(
+                _normal(expected.typed_state), _normal(actual.typed_state), ignore="id"
+            )
             if typed:
                 problems.append(
                     "final state differs in its types (uninterrupted -> continued):\n"
                     + indent(typed)
                 )
     if "output" in compare:
-        typed = _typed_changes(expected.output, actual.output, root="output")
+        typed = _typed_changes(_normal(expected.output), _normal(actual.output), root="output")
         if typed:
             problems.append(
                 f"final output differs: uninterrupted {render_value(expected.output)}, "
@@ -157,6 +165,11 @@ def compare_outcomes(
             )
             problems.append("trace differs:\n" + indent(diff))
     return "\n".join(problems)
+
+
+def _normal(value: Any) -> Any:
+    """``value`` in the normal form every comparison of two runs uses (its own numbering)."""
+    return Normalizer().value(value)
 
 
 def clip(text: str, limit: int = 20) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.trace import Trace
 from pytest_flows._internal.usage import Usage
 
@@ -57,6 +58,13 @@ class FlowRun:
                 "under @pytest.mark.flows(races='fail'), or use explore(flows, F).conflicts."
             )
         return list(conflicts_in([chooser]))
+
+    def _normalizer(self) -> Normalizer:
+        """A normalizer that goes on numbering where this run's trace stopped, so the
+        values it normalizes name the trace's own ``<uuid:N>`` (a fresh copy each call:
+        normalizing one comparison's values does not renumber another's)."""
+        own = self.extras.get("normalizer")
+        return own.copy() if isinstance(own, Normalizer) else Normalizer()
 
     def raise_error(self) -> None:
         """Re-raise the flow's own exception, if it failed."""

@@ -310,7 +310,7 @@ class FlowsSession:
         result.usage = usage.finish()
         with self._events_lock:
             raw = list(events)
-        result.trace = _normalized_trace(raw)
+        result.trace, result.extras["normalizer"] = _normalized(raw)
         return result
 
     def _finish(self, result: FlowRun, raise_on_error: bool) -> FlowRun:
@@ -344,22 +344,30 @@ _runs: contextvars.ContextVar[tuple[tuple[FlowsSession, list[TraceEvent]], ...]]
 
 
 def _normalized_trace(raw: list[TraceEvent]) -> Trace:
+    return _normalized(raw)[0]
+
+
+def _normalized(raw: list[TraceEvent]) -> tuple[Trace, Normalizer]:
+    """The trace of ``raw`` events, and the normalizer that numbered its ids (a run's
+    other values are normalized on with it, so they name the trace's placeholders)."""
     normalizer = Normalizer()
     events = []
     for e in raw:
         name = normalizer.text(e.name)
         fields = tuple((k, normalizer.text(v)) for k, v in e.fields)
-        if name == e.name and fields == e.fields and e.model_fields_set == _ALL_SET:
+        if name == e.name and fields == e.fields and e.model_fields_set >= _ALL_SET:
             # Most events hold no id or timestamp: the frozen event is its own normal
             # form, and validating an equal copy was most of a run's trace cost.
             events.append(e)
         else:
-            events.append(TraceEvent(kind=e.kind, name=name, fields=fields))
-    return Trace.of(events)
+            nested = {"depth": e.depth} if e.depth else {}
+            events.append(TraceEvent(kind=e.kind, name=name, fields=fields, **nested))
+    return Trace.of(events), normalizer
 
 
-#: A copy sets every field; an event is reused only if it did too (model_dump(exclude_unset)).
-_ALL_SET = frozenset(TraceEvent.model_fields)
+#: A copy sets these fields; an event is reused only if it did too (model_dump(exclude_unset)).
+#: (``depth`` is set only on nested events, so the text of the others keeps its shape.)
+_ALL_SET = frozenset(TraceEvent.model_fields) - {"depth"}
 
 
 def _indent(text: str) -> str:

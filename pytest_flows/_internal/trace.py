@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
+from pytest_flows._internal.normal_form import elide
+
 __all__ = [
     "Trace",
     "TraceEvent",
@@ -167,10 +169,7 @@ def render_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
         text = _json_text(_canonical(value))
     else:
         text = stable_repr(value)
-    text = text.replace("\n", "\\n")
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
+    return elide(text.replace("\n", "\\n"), limit)
 
 
 class TraceEvent(BaseModel):
@@ -178,7 +177,7 @@ class TraceEvent(BaseModel):
 
     ``kind`` is a short dotted verb (``flow.started``, ``method.finished``,
     ``race.won``, ...), ``name`` what it happened to, ``fields`` the details in
-    the order the adapter gives them.
+    the order the adapter gives them, ``depth`` how many runs it is nested in.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -186,6 +185,9 @@ class TraceEvent(BaseModel):
     kind: str
     name: str = ""
     fields: tuple[tuple[str, str], ...] = ()
+    #: How deep inside another run it happened (a sub-workflow's lines: 1), shown as
+    #: two spaces of indent each.
+    depth: int = 0
 
     def get(self, key: str, default: str | None = None) -> str | None:
         for k, v in self.fields:
@@ -198,7 +200,7 @@ class TraceEvent(BaseModel):
         if self.name:
             parts.append(self.name)
         parts.extend(f"{k}={v}" for k, v in self.fields)
-        return " ".join(parts)
+        return "  " * self.depth + " ".join(parts)
 
     def __str__(self) -> str:
         return self.render()

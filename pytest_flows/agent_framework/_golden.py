@@ -247,7 +247,7 @@ class AgentFrameworkGolden:
                         checkpoint_storage=storage,
                         raise_on_error=False,
                     )
-                trace, output = run.trace.lines(), render_value(run.output)
+                trace, output = run.trace.lines(), run._normalizer().text(render_value(run.output))
                 if run.error is not None:
                     output = f"error: {type(run.error).__name__}"
             except pytest.fail.Exception as exc:  # a scripted fake ran out

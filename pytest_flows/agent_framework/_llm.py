@@ -208,7 +208,7 @@ def answer(
         + int(scripted_usage.get("completion_tokens", 0)),
     )
     response_format = options.get("response_format")
-    number = request.number
+    number = _call_number(request, messages)
 
     def resolved() -> Any:
         try:
@@ -254,6 +254,25 @@ def answer(
             yield update
 
     return client._build_response_stream(updates(), response_format=response_format)
+
+
+def _call_number(request: Any, messages: Sequence[Message]) -> int:
+    """The model call's number in its run (1, 2, ...; outside a run: in the test).
+
+    The ids the fake gives a reply (``call-<n>-<k>``, ``msg-<n>``) carry it: two
+    runs of one workflow in a test get the same ids, as two processes would.
+    """
+    from pytest_flows.agent_framework._tracing import active_tracer
+
+    tracer = active_tracer.get()
+    if tracer is None:
+        return int(request.number)
+    held = [
+        str(getattr(content, "call_id", None) or "")
+        for message in messages
+        for content in getattr(message, "contents", None) or ()
+    ]
+    return tracer.next_model_call(held)
 
 
 async def _updates(

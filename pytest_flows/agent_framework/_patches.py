@@ -24,6 +24,7 @@ import contextvars
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Protocol
 
+from agent_framework import WorkflowExecutor
 from agent_framework._workflows import _edge_runner, _runner_context, _state
 from agent_framework._workflows._checkpoint_encoding import (
     decode_checkpoint_value,
@@ -133,6 +134,14 @@ class WorkflowObserver(Protocol):
     def checkpoint_failed(self, iteration: int, error: BaseException) -> None: ...
     def restored(self, checkpoint_id: str, iteration: int) -> None: ...
     def responded(self, request_id: str, response: Any) -> None: ...
+    def sub_workflow(
+        self, executor_id: str, workflow: Any, call: dict[str, Any]
+    ) -> contextlib.AbstractContextManager[Any]:
+        """Entered around one run of a ``WorkflowExecutor``'s inner workflow; yields the
+        observer of that run (its result is then given to ``sub_workflow_ended``)."""
+        ...
+
+    def sub_workflow_ended(self, child: Any, result: Any, error: BaseException | None) -> None: ...
 
 
 def is_response(message: Any) -> bool:
@@ -282,8 +291,41 @@ def observe(workflow: Any, observer: WorkflowObserver) -> Iterator[None]:
 
     shadow(state, f"{_STATE}.commit", state_commit)
 
+    # -- sub-workflows: each run of a WorkflowExecutor's inner workflow ---------------
+    for executor in workflow.executors.values():
+        if isinstance(executor, WorkflowExecutor):
+            inner = executor.workflow
+            shadow(inner, _WORKFLOW_RUN, _sub_workflow_run(inner, str(executor.id), observer))
+
     with stack:
         yield
+
+
+_WORKFLOW_RUN = "agent_framework:Workflow.run"
+
+
+def _sub_workflow_run(inner: Any, executor_id: str, observer: WorkflowObserver) -> Any:
+    """``inner.run`` observed, while it runs, by the child observer ``observer`` gives."""
+    original = inner.run
+
+    def run(message: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs.get("stream"):  # not how WorkflowExecutor calls it: as it is
+            return original(message, *args, **kwargs)
+
+        async def observed() -> Any:
+            call = {"message": message, **kwargs}
+            with observer.sub_workflow(executor_id, inner, call) as child, observe(inner, child):
+                try:
+                    result = await original(message, **kwargs)
+                except BaseException as exc:
+                    observer.sub_workflow_ended(child, None, exc)
+                    raise
+                observer.sub_workflow_ended(child, result, None)
+                return result
+
+        return observed()
+
+    return run
 
 
 def _delivery_hook(edge_runner: Any, observer: WorkflowObserver) -> Any:

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
 import difflib
-import enum
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 from pytest_flows._internal.codec import differences
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.identity import Normalizer
+from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.seeding import reseeded, runs_by_seed
 from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework._adapter import WorkflowRun
@@ -46,17 +42,21 @@ __all__ = [
 
 WorkflowFactory = Callable[[], Any]
 
-_PLACEHOLDER = re.compile(r"<uuid:\d+>")
+_PLACEHOLDER = re.compile(r"<(uuid|call):\d+>")
 
 
 def _renumber(lines: Sequence[str]) -> list[str]:
-    """Renumber ``<uuid:N>`` placeholders by first appearance within ``lines``."""
+    """Renumber ``<uuid:N>`` (as ``<id:N>``) and ``<call:N>`` placeholders by first
+    appearance within ``lines``: a slice of a run numbers its ids from 1."""
     seen: dict[str, str] = {}
+    counts = {"uuid": 0, "call": 0}
 
     def sub(match: re.Match[str]) -> str:
         token = match.group(0)
         if token not in seen:
-            seen[token] = f"<id:{len(seen) + 1}>"
+            kind = match.group(1)
+            counts[kind] += 1
+            seen[token] = f"<{'id' if kind == 'uuid' else kind}:{counts[kind]}>"
         return seen[token]
 
     return [_PLACEHOLDER.sub(sub, line) for line in lines]
@@ -68,18 +68,27 @@ def supersteps_after(run: WorkflowRun, superstep: int) -> list[str]:
     Ids are renumbered within the slice, so slices of different runs compare
     equal when they did the same thing.
     """
+    return _renumber(_slice_after(run, superstep))
+
+
+def _slice_after(run: WorkflowRun, superstep: int) -> list[str]:
+    """:func:`supersteps_after` before its ids are renumbered."""
     lines = run.trace.lines()
     start = len(lines)
     for index, event in enumerate(run.trace):
-        if event.kind == "superstep.started" and int(event.name) > superstep:
+        if event.kind == "superstep.started" and not event.depth and int(event.name) > superstep:
             start = index
             break
     else:
         # nothing ran after the checkpoint: compare the closing line only
         for index, event in enumerate(run.trace):
-            if event.kind.startswith("workflow.") and event.kind != "workflow.started":
+            if (
+                event.kind.startswith("workflow.")
+                and event.kind != "workflow.started"
+                and not event.depth
+            ):
                 start = index
-    return _renumber(_without_empty_supersteps(run, start))
+    return _without_empty_supersteps(run, start)
 
 
 #: Kinds of the trace events that belong to a superstep (the rest are workflow-level).
@@ -107,11 +116,13 @@ def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
     section: list[str] = []
     invoked = False
     for event in events:
-        if event.kind == "superstep.started" or not event.kind.startswith(_IN_SUPERSTEP):
+        # (a sub-workflow's lines, nested, belong to the superstep of its executor)
+        outer_step = event.kind == "superstep.started" and not event.depth
+        if outer_step or not (event.depth or event.kind.startswith(_IN_SUPERSTEP)):
             if section and invoked:
                 kept.extend(section)
             section, invoked = [], False
-            if event.kind != "superstep.started":
+            if not outer_step:
                 kept.append(event.render())
                 continue
         section.append(event.render())
@@ -125,8 +136,12 @@ def _without_empty_supersteps(run: WorkflowRun, start: int) -> list[str]:
 class RestoreCheck:
     """One checkpoint restored and compared with the uninterrupted run.
 
-    ``diff`` is the trace diff (what ran), ``changes`` the values that differ,
-    one ``path: what`` line each (``outputs[0][1] (key): int ... str``).
+    ``checkpoint_id`` is the checkpoint restored (an id in the storage),
+    ``superstep`` the superstep it was saved after, ``run`` the restored
+    :class:`~pytest_flows.agent_framework.WorkflowRun`; ``diff`` is the trace
+    diff (what ran; '' when the same), ``changes`` the values that differ, one
+    ``path: what`` line each (``outputs[0][1] (key): int ... str``);
+    ``equivalent`` is true when both are empty.
     """
 
     checkpoint_id: str
@@ -143,105 +158,19 @@ class RestoreCheck:
 # -- typed comparison -------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class _Timestamp:
-    """A datetime, whatever its value (the clock moves between runs)."""
-
-    kind: str
-
-
-#: Fields of a plain object that only its producer's bookkeeping fills: the
-#: provider's raw payload, duplicated in the object's own fields.
-_BOOKKEEPING = frozenset({"raw_representation"})
-
-
-class _Neutral:
-    """Makes one run's values comparable with another's (see :func:`_comparable`)."""
-
-    def __init__(self) -> None:
-        self.uuids = Normalizer()
-        self._ids: dict[str, str] = {}
-
-    def text(self, value: str) -> str:
-        return self.uuids.text(value)
-
-    def identifier(self, value: str) -> str:
-        if value not in self._ids:
-            self._ids[value] = f"<id:{len(self._ids) + 1}>"
-        return self._ids[value]
-
-
-def _comparable(value: Any, neutral: _Neutral, seen: frozenset[int] = frozenset()) -> Any:
-    """``value`` with its types kept but run-specific ids and times made neutral.
-
-    Containers, dataclasses and pydantic models keep their structure and their
-    types (an int key stays an int key); uuids are renumbered by first
-    appearance, as in the trace. Objects without an ``__eq__`` of their own
-    (Agent Framework's ``AgentResponse``, ``Message``) become their public
-    fields, with the string ids they carry (``response_id``, ``message_id``:
-    counters of whoever answered) renumbered too - so two equal responses
-    compare equal.
-    """
-    if isinstance(value, str):
-        return neutral.text(value)
-    if value is None or isinstance(value, bool | int | float | bytes | enum.Enum):
-        return value
-    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
-        return _Timestamp(type(value).__name__)
-    if id(value) in seen or len(seen) > 20:
-        return f"<{type(value).__qualname__}>"
-    inner = seen | {id(value)}
-    if type(value) is dict:
-        return {
-            _comparable(k, neutral, inner): _comparable(v, neutral, inner) for k, v in value.items()
-        }
-    if type(value) in (list, tuple):
-        return type(value)(_comparable(v, neutral, inner) for v in value)
-    if isinstance(value, BaseModel):
-        fields = {name: getattr(value, name, None) for name in type(value).model_fields}
-        return _fields_of(value, fields, neutral, inner)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
-        return _fields_of(value, fields, neutral, inner)
-    if isinstance(value, Mapping):
-        return _fields_of(value, dict(value), neutral, inner)
-    if not _defines_eq(type(value)) and hasattr(value, "__dict__"):
-        public: dict[str, Any] = {}
-        for name, field in vars(value).items():
-            if name.startswith("_") or name in _BOOKKEEPING:
-                continue
-            is_id = isinstance(field, str) and (name == "id" or name.endswith("_id"))
-            public[name] = neutral.identifier(field) if is_id else field
-        return _fields_of(value, public, neutral, inner)
-    return value
-
-
-def _defines_eq(cls: type) -> bool:
-    return any("__eq__" in vars(klass) for klass in cls.__mro__ if klass is not object)
-
-
-def _fields_of(
-    value: Any, fields: Mapping[Any, Any], neutral: _Neutral, seen: frozenset[int]
-) -> Any:
-    return {
-        "__type__": type(value).__qualname__,
-        **{k: _comparable(v, neutral, seen) for k, v in fields.items()},
-    }
-
-
 def _typed_outcome(run: WorkflowRun, superstep: int) -> dict[str, Any]:
     """What the run produced after ``superstep``, as comparable values."""
-    ids = _Neutral()
+    ids = Normalizer()
     after = [o for o in run.output_records if o.superstep > superstep]
     # concurrent executors of one superstep yield in the order they happened to run
     after.sort(key=lambda o: (o.superstep, o.executor))
     pending = sorted(
-        ((p.executor, type(p.data).__qualname__, _comparable(p.data, ids)) for p in run.pending),
+        ((p.executor, type(p.data).__qualname__, ids.value(p.data)) for p in run.pending),
         key=lambda item: (item[0], item[1]),
     )
     return {
-        "outputs": [_comparable(o.data, ids) for o in after],
-        "state": _comparable(run.state, ids),
+        "outputs": [ids.value(o.data) for o in after],
+        "state": ids.value(run.state),
         "status": run.status,
         "pending": pending,
         "error": type(run.error).__name__ if run.error else None,
@@ -257,12 +186,16 @@ def _value_changes(expected: dict[str, Any], actual: dict[str, Any]) -> list[str
 
 
 def _outcome(run: WorkflowRun) -> list[str]:
-    return [
-        f"status: {run.status}",
-        f"state: {render_value(run.state, limit=10_000)}",
-        f"pending: {sorted(type(p.data).__name__ for p in run.pending)!r}",
-        f"error: {type(run.error).__name__ if run.error else None}",
-    ]
+    """How the run ended, normalized as its trace is (a uuid the state holds is the
+    trace's ``<uuid:N>``)."""
+    return run._normalizer().lines(
+        [
+            f"status: {run.status}",
+            f"state: {render_value(run.state, limit=10_000)}",
+            f"pending: {sorted(type(p.data).__name__ for p in run.pending)!r}",
+            f"error: {type(run.error).__name__ if run.error else None}",
+        ]
+    )
 
 
 def check_restore_equivalence(
@@ -271,19 +204,28 @@ def check_restore_equivalence(
     *args: Any,
     storage: FlowsCheckpointStorage | None = None,
     checkpoints: Iterable[str] | None = None,
+    after_superstep: int | Iterable[int] | None = None,
     **kwargs: Any,
 ) -> list[RestoreCheck]:
     """Assert that restoring from each checkpoint and continuing equals the full run.
 
     ``build()`` returns a fresh workflow (the same definition every time);
     ``args``/``kwargs`` are the first run's (``flows.run(build(), *args,
-    **kwargs)``). Every checkpoint that run wrote (or those in
-    ``checkpoints``) is restored on a fresh workflow and run to the end; the
-    supersteps after the checkpoint, the outputs they yield, the final state
-    and status must be the same - values compared with their types, so a dict
-    whose int keys come back as str keys differs. Raises ``AssertionError``
-    naming the checkpoint, its superstep and the differing paths (and a trace
-    diff) for the first checkpoint that differs; returns the checks otherwise.
+    **kwargs)``). Every checkpoint that run wrote is restored on a fresh
+    workflow and run to the end; the supersteps after the checkpoint, the
+    outputs they yield, the final state and status must be the same - values
+    compared with their types, so a dict whose int keys come back as str keys
+    differs, and run-specific values (uuids, the fake model's call ids,
+    timestamps) in their normal form. Raises ``AssertionError`` naming the
+    checkpoint, its superstep and the differing paths (and a trace diff) for
+    the first checkpoint that differs; returns one :class:`RestoreCheck` per
+    checkpoint restored otherwise, in save order.
+
+    Restore fewer: ``after_superstep=N`` (or a list of them) restores only the
+    checkpoints this call's run saved after those supersteps (``0`` is the one
+    saved before the first superstep); ``checkpoints=[ids]`` restores those
+    ids, which must already be in ``storage`` (saved by an earlier run of the
+    same workflow into the same storage: this call's own run draws new ids).
 
     ``storage`` decides the codec: by default a :class:`FlowsCheckpointStorage`
     with ``FileCheckpointStorage``'s rules (JSON, restricted unpickling: what a
@@ -300,12 +242,27 @@ def check_restore_equivalence(
     full = flows.run(build(), *args, checkpoint_storage=store, **kwargs)
     if not isinstance(full, WorkflowRun):
         raise FlowsUsageError("check_restore_equivalence() works on Agent Framework workflows")
+    if checkpoints is not None and after_superstep is not None:
+        raise FlowsUsageError(
+            "check_restore_equivalence(): pass checkpoints=[ids] or after_superstep=N, not both."
+        )
     targets = list(checkpoints) if checkpoints is not None else list(full.checkpoints)
     if not targets:
         raise FlowsUsageError(
             "check_restore_equivalence(): the run wrote no checkpoint to restore from; "
             "does the workflow run at all (see the trace)?"
         )
+    known = set(store.ids())
+    unknown = [c for c in targets if c not in known]
+    if unknown:
+        raise FlowsUsageError(
+            f"check_restore_equivalence(checkpoints=...): {unknown[0]!r} is not in the "
+            "storage. This call's run saves checkpoints with ids of its own: restore by "
+            "superstep with after_superstep=N, or pass the storage an earlier run saved "
+            "into (storage=...) with that run's ids."
+        )
+    if after_superstep is not None:
+        targets = _after_supersteps(store, targets, after_superstep)
     checks: list[RestoreCheck] = []
     for checkpoint_id in targets:
         superstep = store.info(checkpoint_id).superstep
@@ -316,8 +273,8 @@ def check_restore_equivalence(
             raise_on_error=False,
         )
         assert isinstance(resumed, WorkflowRun)
-        expected = supersteps_after(full, superstep) + _outcome(full)
-        actual = supersteps_after(resumed, superstep) + _outcome(resumed)
+        expected = _renumber(_slice_after(full, superstep) + _outcome(full))
+        actual = _renumber(_slice_after(resumed, superstep) + _outcome(resumed))
         diff = "".join(
             difflib.unified_diff(
                 [line + "\n" for line in expected],
@@ -337,6 +294,27 @@ def check_restore_equivalence(
 
 
 _MAX_CHANGES = 20
+
+
+def _after_supersteps(
+    store: FlowsCheckpointStorage, targets: list[str], wanted: int | Iterable[int]
+) -> list[str]:
+    steps = {wanted} if isinstance(wanted, int) else set(wanted)
+    if not steps or not all(isinstance(n, int) and not isinstance(n, bool) for n in steps):
+        raise FlowsUsageError(
+            f"check_restore_equivalence(after_superstep={wanted!r}): pass a superstep number "
+            "(0 is the checkpoint before the first superstep) or a list of them."
+        )
+    by_step = {cid: store.info(cid).superstep for cid in targets}
+    chosen = [cid for cid in targets if by_step[cid] in steps]
+    missing = sorted(steps - set(by_step.values()))
+    if missing:
+        saved = ", ".join(map(str, sorted(set(by_step.values()))))
+        raise FlowsUsageError(
+            f"check_restore_equivalence(after_superstep={wanted!r}): the run saved no "
+            f"checkpoint after superstep {missing[0]}; it saved after supersteps {saved}."
+        )
+    return chosen
 
 
 def _restore_failure(full: WorkflowRun, store: FlowsCheckpointStorage, check: RestoreCheck) -> str:
@@ -375,7 +353,13 @@ def seeded(flows: FlowsSession, seed: int) -> Iterator[None]:
 
 @dataclasses.dataclass
 class SeedExploration:
-    """The distinct runs seen across seeds: ``outcomes[text] = [seeds...]``."""
+    """The distinct runs seen across seeds.
+
+    ``outcomes`` maps each distinct run's text (its normalized trace, final
+    state, status, pending requests and error) to the seeds that gave it;
+    ``runs`` maps each seed to its :class:`~pytest_flows.agent_framework.WorkflowRun`
+    (raw values: ``runs[3].state`` is what seed 3's run holds).
+    """
 
     outcomes: dict[str, list[int]]
     runs: dict[int, WorkflowRun]

@@ -115,6 +115,24 @@ WORKFLOWS = (
         "a workflow's runner and runner context",
         source=("self._runner_context = ", "self._runner: RunnerImpl = "),
     ),
+    Seam(
+        "agent_framework:Workflow.run",
+        "patch",
+        f"a sub-workflow's runs, traced under its WorkflowExecutor: {_OBSERVE}",
+        params=("self", "message"),
+    ),
+    Seam(
+        "agent_framework:WorkflowExecutor.process_workflow",
+        "read",
+        "a WorkflowExecutor runs its inner workflow through its run()",
+        source=("await self.workflow.run(",),
+    ),
+    Seam(
+        "agent_framework:WorkflowExecutor._handle_response",
+        "read",
+        "a WorkflowExecutor sends the answers back through its inner workflow's run()",
+        source=("await self.workflow.run(",),
+    ),
     Seam(f"{_CONTEXT}.send_message", "patch", f"sent messages: {_OBSERVE}"),
     Seam(f"{_CONTEXT}.add_event", "patch", f"events: {_OBSERVE}"),
     Seam(

@@ -17,10 +17,12 @@ checkpoint) is written as it happens.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agent_framework import (
@@ -33,16 +35,22 @@ from agent_framework import (
     Content,
     Message,
     WorkflowMessage,
+    WorkflowRunState,
 )
 
+from pytest_flows._internal.normal_form import elide
 from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_value
 from pytest_flows.agent_framework import _graph as graph
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import refusal_from
+from pytest_flows.agent_framework._llm import current_workflow
 
 __all__ = ["WorkflowTracer", "active_tracer", "render"]
 
 Record = Callable[[TraceEvent], None]
+
+#: An id the fake model gave a tool call (``call-<model call>-<k>``, ``occ-call-...``).
+_FAKE_CALL_ID = re.compile(r"\bcall-(\d+)-\d+\b")
 
 #: The tracer of the workflow ``flows.run`` is running (for fakes that add lines).
 active_tracer: contextvars.ContextVar[WorkflowTracer | None] = contextvars.ContextVar(
@@ -129,8 +137,7 @@ def render(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
             )
     if summary is None:
         return render_value(value, limit)
-    summary = summary.replace("\n", "\\n")
-    return summary if len(summary) <= limit else summary[: limit - 1] + "…"
+    return elide(summary.replace("\n", "\\n"), limit)
 
 
 def _error(error: BaseException | str) -> str:
@@ -153,6 +160,9 @@ class _Delivery:
     seq: int
     events: list[TraceEvent]
     failed: bool = False
+    #: the tracer whose workflow made the delivery (a sub-workflow runs inside its
+    #: parent's delivery: what the sub-workflow does is not that delivery's)
+    owner: Any = None
 
 
 @dataclasses.dataclass
@@ -190,6 +200,70 @@ class WorkflowTracer(patches.WorkflowObserver):
         #: Outputs (``output`` events) per superstep, in emission order.
         self.supersteps: list[SuperstepSummary] = []
         self.outputs: list[Any] = []
+        self._model_calls = 0
+        #: The tracer of the outermost run (a sub-workflow's tracer numbers its model
+        #: calls with its parent's, as one conversation history would).
+        self._root: WorkflowTracer = self
+
+    def next_model_call(self, seen_ids: Sequence[str] = ()) -> int:
+        """The number of this run's next model call (the fake's reply ids carry it).
+
+        Numbered per run, but never one that an id the run already holds carries
+        (``seen_ids``: the conversation's call ids; a restored pending request's id):
+        a restored run must not give a new tool call the id of an old one.
+        """
+        root = self._root
+        for seen in seen_ids:
+            root._note_call_id(seen)
+        root._model_calls += 1
+        return root._model_calls
+
+    def _note_call_id(self, text: str) -> None:
+        root = self._root
+        for match in _FAKE_CALL_ID.finditer(text):
+            root._model_calls = max(root._model_calls, int(match.group(1)))
+
+    # -- sub-workflows ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def sub_workflow(
+        self, executor_id: str, workflow: Any, call: dict[str, Any]
+    ) -> Iterator[WorkflowTracer]:
+        """A tracer for one run of a ``WorkflowExecutor``'s inner workflow: its lines go
+        into the delivery of that executor, one level deeper, and it counts in coverage
+        as its own workflow."""
+        name = str(workflow.name or executor_id)
+        child = WorkflowTracer(self._nested, name)
+        child._root = self._root
+        running = current_workflow.set(workflow)  # its model calls and coverage name it
+        try:
+            fields = []
+            if call.get("message") is not None:
+                fields.append(("input", render(call["message"])))
+            if call.get("responses"):
+                fields.append(("responses", "[" + ", ".join(map(str, call["responses"])) + "]"))
+            child.emit("workflow.started", name, *fields)
+            yield child
+        finally:
+            current_workflow.reset(running)
+
+    def sub_workflow_ended(self, child: Any, result: Any, error: BaseException | None) -> None:
+        if not isinstance(child, WorkflowTracer):
+            return
+        name = child.workflow_name
+        if error is not None:
+            child.emit("workflow.failed", name, ("error", _error(error)))
+            return
+        state = result.get_final_state()
+        if state == WorkflowRunState.IDLE_WITH_PENDING_REQUESTS:
+            ids = sorted(str(e.request_id) for e in result.get_request_info_events())
+            child.emit(
+                "workflow.idle_with_pending_requests", name, ("pending", f"[{', '.join(ids)}]")
+            )
+        else:
+            child.emit("workflow.finished", name, ("status", str(getattr(state, "name", state))))
+
+    def _nested(self, event: TraceEvent) -> None:
+        self._put(event.model_copy(update={"depth": event.depth + 1}))
 
     # -- writing ------------------------------------------------------------------
     def emit(self, kind: str, name: str = "", *fields: tuple[str, str]) -> None:
@@ -199,13 +273,22 @@ class WorkflowTracer(patches.WorkflowObserver):
         self._put(TraceEvent(kind=kind, name=name, fields=tuple(fields)))
 
     def put(self, event: TraceEvent) -> None:
-        """Record ``event`` where it happened: the running delivery, the superstep, or now."""
-        self._put(event)
+        """Record ``event`` where it happened: the running delivery (a sub-workflow's
+        too), the superstep, or now."""
+        token = patches.current_invocation()
+        if isinstance(token, _Delivery) and token.owner is not None:
+            token.owner._put(event)
+        else:
+            self._put(event)
+
+    def _mine(self, token: Any) -> bool:
+        """Whether ``token`` is a delivery of this tracer's workflow."""
+        return isinstance(token, _Delivery) and token.owner is self
 
     def _put(self, event: TraceEvent) -> None:
         """Into the current delivery block, the open superstep's tail, or straight out."""
         token = patches.current_invocation()
-        if isinstance(token, _Delivery) and self._open is not None:
+        if self._mine(token) and self._open is not None:
             token.events.append(event)
         elif self._open is not None:
             self._open.tail.append(event)
@@ -251,6 +334,7 @@ class WorkflowTracer(patches.WorkflowObserver):
         data = message.data if isinstance(message, WorkflowMessage) else message
         fields.append(("input", render(data)))
         delivery = _Delivery(
+            owner=self,
             target=target,
             edge=edge,
             seq=next(self._seq),
@@ -276,7 +360,7 @@ class WorkflowTracer(patches.WorkflowObserver):
 
     def sent(self, message: Any) -> None:
         token = patches.current_invocation()
-        if not isinstance(token, _Delivery) or not isinstance(message, WorkflowMessage):
+        if not self._mine(token) or not isinstance(message, WorkflowMessage):
             return  # the workflow's input or a response: traced by the adapter/responded()
         token.events.append(
             TraceEvent(
@@ -307,7 +391,8 @@ class WorkflowTracer(patches.WorkflowObserver):
                 ("data", render(event.data)),
                 ("response_type", _type_name(event.response_type)),
             )
-            inside = isinstance(token, _Delivery)
+            inside = self._mine(token)
+            self._note_call_id(str(event.request_id))
             if not inside and str(event.request_id) in self.answering:
                 return  # re-raised by a restore and answered in the same call
             self._put(
@@ -317,7 +402,7 @@ class WorkflowTracer(patches.WorkflowObserver):
                     fields=fields,
                 )
             )
-        elif kind == "executor_failed" and not isinstance(token, _Delivery):
+        elif kind == "executor_failed" and not self._mine(token):
             # (inside a delivery, delivered() records the exception itself: the
             # event's details hide the message unless sensitive data is enabled)
             details = event.data
@@ -335,7 +420,7 @@ class WorkflowTracer(patches.WorkflowObserver):
     # -- state ----------------------------------------------------------------------
     def state_set(self, key: str, value: Any) -> None:
         token = patches.current_invocation()
-        if patches.reserved_state_key(key) or not isinstance(token, _Delivery):
+        if patches.reserved_state_key(key) or not self._mine(token):
             return
         token.events.append(
             TraceEvent(
@@ -347,7 +432,7 @@ class WorkflowTracer(patches.WorkflowObserver):
 
     def state_deleted(self, key: str) -> None:
         token = patches.current_invocation()
-        if patches.reserved_state_key(key) or not isinstance(token, _Delivery):
+        if patches.reserved_state_key(key) or not self._mine(token):
             return
         token.events.append(
             TraceEvent(kind="state.delete", name=key, fields=(("by", token.target),))

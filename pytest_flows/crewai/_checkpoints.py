@@ -213,8 +213,13 @@ class CheckpointTracer:
         self.store = store
 
     def __call__(self, source: Any, event: Any) -> None:
+        from pytest_flows.crewai._persistence import current_backend
+
         try:  # a sink must never raise inside crewai's emit()
-            self._handle(event)
+            # Only the innermost store traces: a golden replay installs its own over
+            # the test's, which knows nothing of the replayed checkpoints.
+            if current_backend().store is self.store:
+                self._handle(event)
         except Exception as exc:  # pragma: no cover - reported, never raised
             self.store.record("trace.error", type(event).__name__, error=render_value(str(exc)))
 

@@ -499,7 +499,7 @@ def _outcome(
     try:
         with _replaying(session, store, scripted) as human:
             result = run(human)
-        trace, output = result.trace.lines(), render_value(result.output)
+        trace, output = result.trace.lines(), result._normalizer().text(render_value(result.output))
         if result.error is not None:
             output = f"error: {type(result.error).__name__}"
     except pytest.fail.Exception as exc:  # a scripted fake ran out

@@ -15,6 +15,7 @@ from pytest_flows._internal.golden.adapters import adapter_for_run, adapter_name
 from pytest_flows._internal.golden.breaks import BREAK_KINDS, GoldenBreak
 from pytest_flows._internal.golden.files import FORMAT
 from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.normal_form import comparable
 from pytest_flows._internal.trace import render_value
 
 if TYPE_CHECKING:
@@ -179,7 +180,8 @@ class RunRecorder:
         entry: dict[str, Any] = {
             "framework": adapter.framework,
             "trace": run.trace.lines(),
-            "output": render_value(run.output),
+            # numbered as the trace numbers its ids: a paused run's repr names its flow id
+            "output": run._normalizer().text(render_value(run.output)),
             "error": None if run.error is None else type(run.error).__name__,
         }
         entry.update(adapter.capture(self.session, run, kwargs, self._seen))
@@ -314,7 +316,7 @@ def _resume_breaks(
         if before["trace"] != after["trace"]:
             diff = text_diff(before["trace"], after["trace"], old="golden", new="today")
             breaks.append(GoldenBreak("behaviour", label, "the resumed run's trace differs", diff))
-        elif before["output"] != after["output"]:
+        elif comparable(before["output"]) != comparable(after["output"]):
             breaks.append(
                 GoldenBreak(
                     "behaviour",
@@ -330,7 +332,9 @@ def _run_breaks(recorded: dict[str, Any], today: dict[str, Any], where: str) -> 
     if recorded["trace"] != today["trace"]:
         diff = text_diff(recorded["trace"], today["trace"], old="golden", new="today")
         return [GoldenBreak("behaviour", where, "the test's run has a different trace", diff)]
-    if recorded["output"] != today["output"] or recorded.get("error") != today.get("error"):
+    if comparable(recorded["output"]) != comparable(today["output"]) or recorded.get(
+        "error"
+    ) != today.get("error"):
         return [
             GoldenBreak(
                 "behaviour",
