@@ -23,7 +23,7 @@ from pytest_flows.crewai._kickoff_args import (
     check_state_inputs,
     declared_model,
 )
-from pytest_flows.crewai._memory import memory_storage
+from pytest_flows.crewai._memory import memory_storage, per_test_memory
 from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
@@ -50,8 +50,9 @@ class CrewAIAdapter(AdapterBase):
         self._configured = True
         from crewai.memory.storage.factory import set_memory_storage_factory
 
-        # The default memory store imports lancedb (seconds) and writes to disk;
-        # flows tests get one that keeps nothing, other tests crewai's default.
+        # The default memory store imports lancedb (seconds) and writes to disk; a
+        # flows test's Memory that chose no storage gets the test's in-memory store
+        # (same behaviour), other tests and chosen storages crewai's own.
         set_memory_storage_factory(memory_storage)
         # Registered lazily by crewai; doing it now keeps checkpointing alive
         # whatever handler scopes a test opens.
@@ -84,6 +85,7 @@ class CrewAIAdapter(AdapterBase):
             # First in, last out: handlers registered anywhere in the test go.
             stack.enter_context(scoped_handlers())
             stack.callback(crewai_event_bus.reset_runtime_state)
+            stack.enter_context(per_test_memory())
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             stack.enter_context(patches.state_switch_points())

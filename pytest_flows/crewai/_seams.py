@@ -495,6 +495,17 @@ CREWS = (
         "checkpoint handlers are registered before any test scopes the bus's handlers",
     ),
     Seam(
+        "crewai.memory.unified_memory:_default_embedder",
+        "patch",
+        "flow_memory: a Memory that chose no embedder embeds with the fake one",
+    ),
+    Seam(
+        "crewai.memory.unified_memory:Memory.model_post_init",
+        "read",
+        "a Memory whose storage is a spec string asks the registered factory first",
+        source=("resolve_memory_storage(self.storage)",),
+    ),
+    Seam(
         "crewai_core.printer:_suppress_console_output",
         "read",
         "the console is silenced for a test and restored after it",
