@@ -506,6 +506,12 @@ CREWS = (
         source=("resolve_memory_storage(self.storage)",),
     ),
     Seam(
+        "crewai.events.utils.console_formatter:_disable_version_check",
+        "read",
+        "a quiet test sets crewai's own switch: no version check panel, no PyPI call",
+        probe=lambda found: None if hasattr(found, "set") else "is no longer a ContextVar",
+    ),
+    Seam(
         "crewai_core.printer:_suppress_console_output",
         "read",
         "the console is silenced for a test and restored after it",
