@@ -87,6 +87,7 @@ class CrewAIAdapter(AdapterBase):
             stack.callback(crewai_event_bus.reset_runtime_state)
             stack.enter_context(per_test_memory())
             stack.enter_context(patches.inline_event_bus())
+            stack.enter_context(patches.settled_async_handlers())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             stack.enter_context(patches.state_switch_points())
             # Real (recorded or replayed) LLM calls count in run.usage too.

@@ -98,6 +98,13 @@ RUNTIME = (
         params=("self", "source", "event"),
     ),
     Seam(
+        f"{_BUS}._track_future",
+        "read",
+        "the handlers in flight (async ones on the bus's own loop) finish before virtual "
+        "time jumps (crewai/patches.py, foreign_work.py)",
+        source=("self._futures_lock", "self._pending_futures.add(future)"),
+    ),
+    Seam(
         f"{_BUS}.reset_runtime_state",
         "call",
         "no RuntimeState leaks between tests",
