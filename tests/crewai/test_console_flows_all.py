@@ -32,8 +32,9 @@ def test_reads_the_version_panel(monkeypatch):
 
     monkeypatch.setenv("CI", "")
     formatter = console_formatter.ConsoleFormatter(verbose=True)
+    newer = (True, "1.0.0", "2.0.0")
     with (
-        patch.object(console_formatter, "is_newer_version_available", return_value=(True, "1.0.0", "2.0.0")),
+        patch.object(console_formatter, "is_newer_version_available", return_value=newer),
         patch.object(console_formatter, "is_current_version_yanked", return_value=(False, "")),
         patch.object(formatter.console, "print") as printed,
     ):
