@@ -27,6 +27,7 @@ from pytest_flows._internal.fakes import (  # noqa: F401
     fake_crews,
     fake_llm,
     fake_tools,
+    flow_memory,
     flow_store,
     human,
 )
@@ -42,7 +43,16 @@ if TYPE_CHECKING:
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset(
-    {"flows", "flow_store", "fake_llm", "fake_crews", "fake_tools", "human", "conversation"}
+    {
+        "flows",
+        "flow_store",
+        "flow_memory",
+        "fake_llm",
+        "fake_crews",
+        "fake_tools",
+        "human",
+        "conversation",
+    }
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races")
