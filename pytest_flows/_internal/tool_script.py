@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal import loop as _loop
+from pytest_flows._internal import usage
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.participants import sleep_on
 from pytest_flows._internal.script import (
@@ -280,7 +281,11 @@ async def _arecorded(exchange: Exchange, real: Callable[[], Any]) -> Any:
 
 
 def _latency(exchange: Exchange) -> float:
-    return float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+    """The scripted latency, counted in the calling method's ``usage.by_method``."""
+    seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+    if seconds:
+        usage.note(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
+    return seconds
 
 
 def _resolve(exchange: Exchange) -> Any:
