@@ -464,3 +464,23 @@ def test_a_declared_flow_is_counted_under_its_name_with_its_classs_items(
     assert _items(data, "HelpDesk")["route_conversation -> BILLING"] == [
         "test_declared.py::test_declared_conversation"
     ]
+
+
+def test_the_guide_examples_declaration_is_counted_like_its_class(
+    pytester: pytest.Pytester,
+) -> None:
+    example = Path(__file__).parents[2] / "examples" / "guide_creator"
+    for name in ("guide_flow.py", "guide_flow.yaml", "test_guide_flow.py"):
+        (pytester.path / name).write_text((example / name).read_text())
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-k", "declaration_runs or rejected", "--flows-cov-json=cov.json"
+    )
+
+    result.assert_outcomes(passed=2, deselected=3)
+    data = json.loads((pytester.path / "cov.json").read_text())
+    flows = {f["key"]: f for f in data["flows"]}
+    declared, cls = flows["GuideCreatorFlow"], flows["guide_flow.GuideCreatorFlow"]
+    assert [i["text"] for i in declared["items"]] == [i["text"] for i in cls["items"]]
+    assert (declared["covered"], declared["total"]) == (cls["covered"], cls["total"]) == (8, 11)
