@@ -14,7 +14,7 @@ from crewai.flow.flow import Flow, listen, start
 from crewai.flow.persistence import persist
 from pydantic import BaseModel
 
-from pytest_flows import check_crash_resume
+from pytest_flows import check_crash_resume, check_fork_isolation
 
 
 class S(BaseModel):
@@ -41,7 +41,13 @@ class Steps(Flow[S]):
 
 def test_crash_resume(flows, flow_store, fake_llm):
     fake_llm.auto()
-    check_crash_resume(flows, flow_store, Steps, max_examples=2)
+    check_crash_resume(flows, flow_store, Steps, max_examples=3)
+
+
+def test_fork_isolation(flows, flow_store, fake_llm):
+    # Its state machine is what reaches hypothesis' cache of the source's constants.
+    fake_llm.auto()
+    check_fork_isolation(flows, flow_store, Steps, max_examples=2)
 
 
 def test_plain_run(flows, fake_llm):
@@ -67,7 +73,7 @@ def test_a_flows_suite_writes_nothing_into_the_project(
     # A subprocess: hypothesis fixes its default home (the cwd) when it is imported.
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
 
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     # pytester's own: the run's basetemp (where tmp_path lives) and its captured output
     ours = ("runpytest-", "stdout", "stderr", "__pycache__")
     written = {f for f in _files(pytester.path) - before if not f.startswith(ours)}
