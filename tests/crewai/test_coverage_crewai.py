@@ -496,8 +496,10 @@ def test_the_guide_examples_declaration_is_counted_like_its_class(
     pytester: pytest.Pytester,
 ) -> None:
     example = Path(__file__).parents[2] / "examples" / "guide_creator"
-    for name in ("guide_flow.py", "guide_flow.yaml", "test_guide_flow.py"):
+    for name in ("guide_flow.py", "guide_flow.yaml"):
         (pytester.path / name).write_text((example / name).read_text())
+    # Another name: the example's own test module may be imported in this process.
+    (pytester.path / "test_guide_cov.py").write_text((example / "test_guide_flow.py").read_text())
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
 
     result = pytester.runpytest_inprocess(
