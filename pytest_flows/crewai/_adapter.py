@@ -93,6 +93,9 @@ class CrewAIAdapter(AdapterBase):
             # Real (recorded or replayed) LLM calls count in run.usage too.
             stack.enter_context(callers.tracking())
             stack.enter_context(callers.llm_uses())
+            from pytest_flows.crewai._persistence import implicit_store_for
+
+            stack.enter_context(implicit_store_for(session))
             if not session.console:
                 stack.enter_context(_quiet_console())
             token = add_stream_sink(recorder)
