@@ -59,11 +59,12 @@ def _frameworks(frameworks: Sequence[str] | None) -> list[str]:
                 f"the frameworks are {', '.join(_HOOKS)}."
             )
         return list(frameworks)
-    imported = [name for name, (module, _) in _HOOKS.items() if module in sys.modules]
+    ready = [name for name, (_, part) in _HOOKS.items() if importlib.util.find_spec(part)]
+    imported = [name for name in ready if _HOOKS[name][0] in sys.modules]
     if imported:
         return imported
     # Nothing imported yet: every framework that is installed (its import is paid now).
-    return [name for name in _HOOKS if importlib.util.find_spec(name) is not None]
+    return [name for name in ready if importlib.util.find_spec(name) is not None]
 
 
 def record_flows(
@@ -84,7 +85,9 @@ def record_flows(
     (``dir`` or ``dir,sample``) gives both. Calling it again replaces the settings.
     """
     if directory is None:
-        recorder = recording_from_env(max_bytes=max_bytes, queue_size=queue_size)
+        recorder = recording_from_env(
+            max_bytes=max_bytes, queue_size=queue_size, frameworks=frameworks
+        )
         if recorder is None:
             raise ValueError(
                 f"record_flows() needs a directory: record_flows('recordings/', sample=0.1), "
@@ -112,7 +115,10 @@ def record_flows(
 
 
 def recording_from_env(
-    *, max_bytes: int = DEFAULT_MAX_BYTES, queue_size: int = 64
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    queue_size: int = 64,
+    frameworks: Sequence[str] | None = None,
 ) -> FlightRecorder | None:
     """Start recording as ``PYTEST_FLOWS_RECORD`` (``dir[,sample]``) says; None if unset."""
     value = os.environ.get(ENV_VAR, "").strip()
@@ -127,7 +133,11 @@ def recording_from_env(
             f"write {ENV_VAR}=recordings/,0.1"
         ) from None
     return record_flows(
-        directory.strip(), sample=sample, max_bytes=max_bytes, queue_size=queue_size
+        directory.strip(),
+        sample=sample,
+        max_bytes=max_bytes,
+        queue_size=queue_size,
+        frameworks=frameworks,
     )
 
 

@@ -55,6 +55,11 @@ def encode_record(
     masked_header = scrubber.mask_data(header)
     masked = [scrubber.mask_data(entry) for entry in entries]
     masked_end = scrubber.mask_data(end)
+    # By value in each decoded string (a JSON-escaped key inside a message is one
+    # level deeper than in a cassette's body), then again over the encoded text.
+    masked_header = scrubber.value(masked_header)
+    masked = [scrubber.value(entry) for entry in masked]
+    masked_end = scrubber.value(masked_end)
     lines = [_dumps(masked_header)]
     size = len(lines[0]) + 1
     kept = 0
@@ -69,12 +74,27 @@ def encode_record(
         masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
     lines.append(_dumps(masked_end))
     text = scrubber.text("\n".join(lines) + "\n")
-    leaked = [value for value in scrubber.values if _holds(text, value)]
+    decoded = [_strings(json.loads(line)) for line in text.splitlines()]
+    leaked = [
+        value
+        for value in scrubber.values
+        if _holds(text, value) or any(_holds(part, value) for parts in decoded for part in parts)
+    ]
     if leaked:
         raise RecordLeakError(
             f"a secret ({len(leaked[0])} characters) is still in the record after scrubbing"
         )
     return text.encode("utf-8")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (str(key), *_strings(item))]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
 
 
 def _holds(text: str, value: str) -> bool:
