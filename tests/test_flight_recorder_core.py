@@ -51,7 +51,8 @@ def test_a_record_is_versioned_json_lines_gzip_and_reads_back(tmp_path):
         {"kind": "method.finished", "method": "a", "output": {"x": (1, 2)}},
     )
     assert path.name.endswith(SUFFIX)
-    lines = [json.loads(line) for line in gzip.open(path, "rt")]
+    with gzip.open(path, "rt") as stream:
+        lines = [json.loads(line) for line in stream]
     assert lines[0]["format"] == "pytest-flows-record" and lines[0]["version"] == 1
     record = read_record(path)
     assert record.target == "app.flows:Toy" and record.run_kwargs == {"inputs": {"n": 1}}
@@ -97,7 +98,7 @@ def test_jsonable_never_fails():
 
 # -- no secret in a record (the cassette secret tests' cases) ----------------------------------
 def _text(path: Path) -> str:
-    return gzip.open(path, "rt").read()
+    return gzip.decompress(path.read_bytes()).decode("utf-8")
 
 
 def test_environment_secrets_are_scrubbed_in_any_encoding(tmp_path, monkeypatch):

@@ -136,3 +136,23 @@ def test_replay_needs_the_flow_named_and_the_right_one(flows, production):
         flows.replay(path)
     with pytest.raises(FlowsUsageError, match="not flight_flows:RaceFlow"):
         flows.replay(path, RaceFlow)
+
+
+def test_flows_replay_collects_every_record_as_a_test(pytester, production):
+    directory = production["records"]["long"].path.parent
+    run_ids = sorted(record.run_id for record in production["records"].values())
+
+    refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
+    refused.assert_outcomes(failed=4)
+    refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
+
+    result = pytester.runpytest_inprocess(
+        f"--flows-replay={directory}",
+        "--flows-replay-allow=flight_flows",
+        "-p",
+        "no:randomly",
+        "-v",
+    )
+    result.assert_outcomes(passed=4)
+    for run_id in run_ids:
+        result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
