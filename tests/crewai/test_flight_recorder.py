@@ -156,3 +156,23 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     result.assert_outcomes(passed=4)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
+
+
+def test_export_writes_a_ready_test_module_for_one_incident(pytester, production):
+    record = production["records"]["failed"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_flows.recorder", "export", str(record.path), "--to", "."],
+        capture_output=True,
+        text=True,
+        cwd=pytester.path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    test = pytester.path / f"test_replay_{record.run_id}.py"
+    assert f"wrote test_replay_{record.run_id}.py" in done.stdout
+    text = test.read_text()
+    assert "from flight_flows import TicketFlow" in text
+    assert "failed with ValueError" in text
+    assert (pytester.path / "flight_records" / record.path.name).is_file()
+    result = pytester.runpytest_inprocess(str(test), "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
