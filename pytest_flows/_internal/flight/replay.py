@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_flows._internal.errors import FlowsError, FlowsUsageError
 from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
-from pytest_flows._internal.flight.format import Record, RecordError, read_record
+from pytest_flows._internal.flight.format import Record, RecordError, jsonable, read_record
 from pytest_flows._internal.identity import Normalizer
 from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.replies import ProviderError, ToolCall
@@ -179,9 +179,21 @@ def render_messages(messages: Any) -> str:
 
 
 def _plain_messages(messages: Any) -> Any:
-    return json.loads(
-        json.dumps(messages, default=lambda value: getattr(value, "content", str(value)))
-    )
+    """Messages as JSON data: dicts kept, message objects (``role`` and ``text`` or
+    ``content``, as Agent Framework's) as ``{"role", "content"}``."""
+    if isinstance(messages, str):
+        return messages
+    plain = []
+    for message in messages or []:
+        if isinstance(message, dict):
+            plain.append(message)
+            continue
+        role = getattr(message, "role", "?")
+        text = getattr(message, "text", None)
+        if text is None:
+            text = getattr(message, "content", message)
+        plain.append({"role": str(getattr(role, "value", role)), "content": str(text)})
+    return json.loads(json.dumps(plain, default=str))
 
 
 class _Answers:
@@ -379,6 +391,10 @@ def _replayed_end(run: FlowRun) -> dict[str, Any]:
         }
     if type(run.output).__name__ == "HumanFeedbackPending":
         return {"outcome": "paused"}
+    outputs = getattr(run, "outputs", None)
+    if isinstance(outputs, list):
+        # A workflow's outcome is its outputs, recorded as JSON data.
+        return {"outcome": "finished", "rendered": render_value(jsonable(outputs))}
     return {"outcome": "finished", "rendered": render_value(run.output)}
 
 
