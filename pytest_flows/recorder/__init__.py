@@ -45,8 +45,8 @@ __all__ = [
 
 #: framework -> (the module that says it is in use, the recorder part for it)
 _HOOKS = {
-    "crewai": ("crewai.flow.runtime", "pytest_flows.recorder.crewai"),
-    "agent_framework": ("agent_framework", "pytest_flows.recorder.agent_framework"),
+    "crewai": ("crewai.flow.runtime", "pytest_flows.recorder._crewai"),
+    "agent_framework": ("agent_framework", "pytest_flows.recorder._agent_framework"),
 }
 
 

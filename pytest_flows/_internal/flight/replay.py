@@ -39,8 +39,8 @@ __all__ = ["Divergence", "ReplayDivergenceError", "ReplayResult", "replay"]
 
 #: framework -> the recorder part that can record a replay in memory (``shadow(run)``).
 _SHADOWS = {
-    "crewai": "pytest_flows.recorder.crewai",
-    "agent_framework": "pytest_flows.recorder.agent_framework",
+    "crewai": "pytest_flows.recorder._crewai",
+    "agent_framework": "pytest_flows.recorder._agent_framework",
 }
 _ORDER_KINDS = ("method.started", "method.finished", "method.failed")
 
