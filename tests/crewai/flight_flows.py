@@ -67,3 +67,25 @@ class RaceFlow(Flow):
     @listen(and_(slow, fast))
     def report(self) -> list[str]:
         return list(self.state["order"])
+
+
+class AskFlow(Flow):
+    """Asks a human for a name (``Flow.ask``)."""
+
+    @start()
+    def greet(self) -> str:
+        return f"hello {self.ask('Your name?')}"
+
+
+class CrewFlow(Flow):
+    """Kicks off a one-agent crew."""
+
+    @start()
+    def research(self) -> str:
+        from crewai import Agent, Crew, Task
+
+        agent = Agent(
+            role="Researcher", goal="Find facts", backstory="Careful", llm=LLM(model="gpt-4o-mini")
+        )
+        task = Task(description="Research {topic}", expected_output="notes", agent=agent)
+        return str(Crew(agents=[agent], tasks=[task]).kickoff(inputs={"topic": "tides"}).raw)

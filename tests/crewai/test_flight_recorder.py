@@ -59,6 +59,15 @@ def test_the_production_process_loaded_no_test_dependency(production):
     assert sorted(production["records"]) == ["failed", "long", "race", "short"]
 
 
+def test_the_production_key_reaches_no_record(production):
+    import gzip
+
+    for record in production["records"].values():
+        text = gzip.decompress(record.path.read_bytes()).decode()
+        assert "sk-production-key" not in text
+        assert "0123456789abcdef" not in text
+
+
 def test_a_recorded_run_replays_with_the_same_trace_and_output(flows, production):
     record = production["records"]["long"]
     assert record.outcome == "finished"
@@ -176,3 +185,61 @@ def test_export_writes_a_ready_test_module_for_one_incident(pytester, production
     assert (pytester.path / "flight_records" / record.path.name).is_file()
     result = pytester.runpytest_inprocess(str(test), "-p", "no:randomly")
     result.assert_outcomes(passed=1)
+
+
+def _write_record(path: Path, target: str, entries: list[dict], end: dict) -> Path:
+    """A record as the recorder writes it (for edges a loopback LLM cannot produce)."""
+    import gzip
+
+    header = {
+        "kind": "header",
+        "format": "pytest-flows-record",
+        "version": 1,
+        "run_id": "synthetic01",
+        "framework": "crewai",
+        "target": target,
+        "run_kwargs": {"inputs": {}},
+    }
+    lines = [header, *({"seq": n, "t": 0.0, **e} for n, e in enumerate(entries, 1)), end]
+    path.write_bytes(gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode()))
+    return path
+
+
+def test_human_answers_and_crew_results_are_answered_from_the_record(flows, tmp_path):
+    from flight_flows import AskFlow, CrewFlow
+
+    from pytest_flows._internal.trace import render_value
+
+    asked = _write_record(
+        tmp_path / "ask.flight.jsonl.gz",
+        "flight_flows:AskFlow",
+        [
+            {"kind": "method.started", "method": "greet"},
+            {"kind": "human.answered", "method": "greet", "via": "ask", "answer": "Ada"},
+            {"kind": "method.finished", "method": "greet", "rendered": render_value("hello Ada")},
+        ],
+        {"kind": "end", "outcome": "finished", "rendered": render_value("hello Ada")},
+    )
+    replayed = flows.replay(asked, AskFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "hello Ada"
+
+    crewed = _write_record(
+        tmp_path / "crew.flight.jsonl.gz",
+        "flight_flows:CrewFlow",
+        [
+            {"kind": "method.started", "method": "research"},
+            {"kind": "llm.request", "call_id": "c1", "method": "research", "agent": "Researcher"},
+            {"kind": "llm.response", "call_id": "c1", "method": "research", "response": "x"},
+            {"kind": "crew.finished", "method": "research", "crew": "crew", "raw": "tides: notes"},
+            {
+                "kind": "method.finished",
+                "method": "research",
+                "rendered": render_value("tides: notes"),
+            },
+        ],
+        {"kind": "end", "outcome": "finished", "rendered": render_value("tides: notes")},
+    )
+    replayed = flows.replay(crewed, CrewFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "tides: notes"

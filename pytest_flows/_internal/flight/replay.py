@@ -115,6 +115,8 @@ class _Call:
 
 
 def _calls(record: Record) -> list[_Call]:
+    # A crew is answered whole from the record: its agents' own model calls are not made.
+    crews = bool(record.of_kind("crew.finished", "crew.failed"))
     requests: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
@@ -124,7 +126,7 @@ def _calls(record: Record) -> list[_Call]:
             requests[str(entry.get("call_id"))] = entry
         elif kind in ("llm.response", "llm.failed"):
             request = requests.pop(str(entry.get("call_id")), None)
-            if request is None:
+            if request is None or (crews and request.get("agent")):
                 continue
             method = str(request.get("method") or "")
             counts[method] += 1
@@ -275,6 +277,44 @@ class _Answers:
             for call in self.calls
             if call.seq not in self.used
         ]
+
+
+class _People:
+    """The record's human answers and crew results as ``human`` / ``fake_crews`` rules."""
+
+    def __init__(self, record: Record) -> None:
+        self.answers = record.of_kind("human.answered")
+        self.crews = record.of_kind("crew.finished", "crew.failed")
+
+    def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
+        if self.answers:
+            human = session.bound("human")
+            if human is None:
+                from pytest_flows._internal.human_script import ScriptedHuman
+
+                human = ScriptedHuman(session)
+                session.bind("human", human)
+            for entry in self.answers:
+                kind = "ask" if entry.get("via") == "ask" else "feedback"
+                rule = human.on(method=entry.get("method"), kind=kind, where=now)
+                outcome = entry.get("outcome")
+                answer = "" if entry.get("answer") is None else str(entry.get("answer"))
+                rule.answer(answer, outcome=outcome or None, optional=True)
+        if self.crews:
+            crews = session.bound("crews")
+            if crews is None:
+                from pytest_flows._internal.crew_script import FakeCrews
+
+                crews = FakeCrews(session)
+                session.bind("crews", crews)
+            for entry in self.crews:
+                if entry.get("kind") == "crew.failed":
+                    value: Any = RuntimeError(str(entry.get("error")))
+                else:
+                    value = entry.get("pydantic") or entry.get("json") or str(entry.get("raw"))
+                method = entry.get("method")
+                rule = crews.on(method=method, where=now) if method else crews.on(where=now)
+                rule.reply(value, optional=True)
 
 
 # -- comparing the record with the replay ------------------------------------------------------
@@ -482,6 +522,7 @@ def replay(
         fake = LLMScript()
         session.bind("llm", fake)
     answers = _Answers(_calls(record))
+    people = _People(record)
     kwargs = record.run_kwargs
     recorded_order = _order(record.entries)
     base_seed = session.seed
@@ -491,6 +532,7 @@ def replay(
         memory = FlightRecorder(Path(scratch), max_bytes=2**40)
         for attempt, seed in enumerate(candidates, 1):
             answers.install(fake, attempt)
+            people.install(session, attempt, lambda request, k=attempt: answers.attempt == k)
             replayed = RunRecording(memory, record.framework, "", record.target, kwargs)
             undo = shadow.shadow(replayed)
             try:
