@@ -223,6 +223,14 @@ class _Answers:
         # Anything else (a request the record does not have) fails the run, reported.
         fake.on(where=now).reply(self._unrecorded, times=ALWAYS, optional=True)
 
+    def current(self, attempt: int) -> Callable[[Any], bool]:
+        """A ``where=`` condition: true only during replay attempt ``attempt``."""
+
+        def now(request: Any) -> bool:
+            return self.attempt == attempt
+
+        return now
+
     def _answerer(self, call: _Call) -> Callable[[Any], Any]:
         def answer(request: Any) -> Any:
             self.used.add(call.seq)
@@ -532,7 +540,7 @@ def replay(
         memory = FlightRecorder(Path(scratch), max_bytes=2**40)
         for attempt, seed in enumerate(candidates, 1):
             answers.install(fake, attempt)
-            people.install(session, attempt, lambda request, k=attempt: answers.attempt == k)
+            people.install(session, attempt, answers.current(attempt))
             replayed = RunRecording(memory, record.framework, "", record.target, kwargs)
             undo = shadow.shadow(replayed)
             try:
