@@ -210,13 +210,33 @@ def test_a_failing_write_is_logged_and_never_raises(tmp_path, caplog):
     assert "writing a flight record failed" in caplog.text
 
 
-def test_a_note_that_cannot_be_encoded_is_logged_and_the_flow_goes_on(tmp_path, caplog):
+def test_a_value_that_cannot_be_dumped_is_kept_as_its_repr(tmp_path):
+    class Model:
+        def model_dump(self, mode: str = "python") -> dict:
+            raise RuntimeError("broken validator")
+
+        def __repr__(self) -> str:
+            return "<Model>"
+
     recorder = FlightRecorder(tmp_path)
     run = RunRecording(recorder, "toy", "1", "m:F", {})
+    run.note("method.finished", method="a", output=Model())
+    assert run.entries[0]["output"] == "<Model>"
+
+
+def test_a_recording_failure_is_logged_and_never_raised(tmp_path, caplog, monkeypatch):
+    recorder = FlightRecorder(tmp_path)
+    run = RunRecording(recorder, "toy", "1", "m:F", {})
+    monkeypatch.setattr("pytest_flows._internal.flight.capture.jsonable", _boom)
     with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
-        run.note("x", **{"kind_": object()})  # repr'd, fine
-        run.note("y", thread=1)  # a clash with the recorder's own field: logged, not raised
-    assert run.entries[0]["kind"] == "x"
+        run.note("method.started", method="a")  # does not raise
+        run.finish("finished", output=1)  # does not raise either
+    assert "recording a method.started entry failed" in caplog.text
+    assert "finishing a record failed" in caplog.text
+
+
+def _boom(value: object) -> object:
+    raise RuntimeError("recorder bug")
 
 
 def test_record_flows_checks_its_arguments_and_reads_the_environment(tmp_path, monkeypatch):

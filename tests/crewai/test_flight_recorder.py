@@ -243,3 +243,30 @@ def test_human_answers_and_crew_results_are_answered_from_the_record(flows, tmp_
     replayed = flows.replay(crewed, CrewFlow)
     assert not replayed.diverged, replayed.report()
     assert replayed.run.output == "tides: notes"
+
+
+def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(caplog):
+    """What the recorder's crewAI part relies on: kickoff passes inputs first; a sink
+    that fails logs and returns (it runs inside crewAI's emit)."""
+    import inspect
+    import logging
+
+    from crewai.flow.runtime import Flow
+
+    from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
+    from pytest_flows.recorder._crewai import CrewAISink
+
+    assert list(inspect.signature(Flow.kickoff_async).parameters)[:2] == ["self", "inputs"]
+    assert "self.kickoff_async(" in inspect.getsource(Flow.kickoff)
+
+    class Broken:
+        type = "method_execution_started"
+
+        @property
+        def method_name(self) -> str:
+            raise RuntimeError("odd event")
+
+    run = RunRecording(FlightRecorder("unused"), "crewai", "1", "m:F", {})
+    with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
+        CrewAISink(run)(object(), Broken())
+    assert "recording a crewAI event failed" in caplog.text
