@@ -24,7 +24,6 @@ from pytest_flows._internal.flight.capture import (
     DEFAULT_MAX_BYTES,
     ENV_VAR,
     FlightRecorder,
-    active,
     install,
     uninstall,
 )
@@ -145,7 +144,3 @@ def stop_recording() -> FlightRecorder | None:
     """Stop recording (runs already finished are still written); the recorder that was on."""
     return uninstall()
 
-
-def current_recorder() -> FlightRecorder | None:
-    """The recorder that is on, if any."""
-    return active()
