@@ -143,4 +143,3 @@ def recording_from_env(
 def stop_recording() -> FlightRecorder | None:
     """Stop recording (runs already finished are still written); the recorder that was on."""
     return uninstall()
-
