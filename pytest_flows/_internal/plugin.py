@@ -31,6 +31,7 @@ from pytest_flows._internal.fakes import (  # noqa: F401
     flow_store,
     human,
 )
+from pytest_flows._internal.flight import pytest_wiring as flows_replay
 from pytest_flows._internal.golden import pytest_wiring as flows_golden
 from pytest_flows._internal.ini_checks import ini_bool
 from pytest_flows._internal.markers import marker_settings
@@ -133,6 +134,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     recording.addoption(parser)
     flows_coverage.addoption(parser)
     flows_golden.addoption(parser)
+    flows_replay.addoption(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -160,6 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
     recording.configure(config)
     flows_coverage.configure(config)
     flows_golden.configure(config)
+    flows_replay.configure(config)
 
 
 def _install(config: pytest.Config) -> None:
