@@ -37,6 +37,7 @@ PUBLIC_MODULES = {
     "pytest_flows.agent_framework": "pytest_flows/agent_framework/__init__.py",
     "pytest_flows.conformance": "pytest_flows/conformance/__init__.py",
     "pytest_flows.plugin": "pytest_flows/plugin.py",
+    "pytest_flows.recorder": "pytest_flows/recorder/__init__.py",
 }
 #: What the derivation reads, in every revision (the git pathspecs).
 SHOWN_IN = ("docs", "examples", "README.md")

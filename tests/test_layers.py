@@ -50,10 +50,16 @@ def _adapter_imports_at_module_level(source: str) -> list[str]:
 
 def _core_files() -> list[Path]:
     adapter_dirs = (PACKAGE / "crewai", PACKAGE / "agent_framework")
+    # The flight recorder's per-framework parts import their framework, as adapters do.
+    recorder_parts = (
+        PACKAGE / "recorder" / "_crewai.py",
+        PACKAGE / "recorder" / "_agent_framework.py",
+    )
     return sorted(
         path
         for path in PACKAGE.rglob("*.py")
         if not any(path.is_relative_to(directory) for directory in adapter_dirs)
+        and path not in recorder_parts
     )
 
 

@@ -31,6 +31,8 @@ PUBLIC_MODULES = {
     "pytest_flows.crewai",
     "pytest_flows.agent_framework",
     "pytest_flows.conformance",
+    # The flight recorder: importable in production (docs/recorder.md).
+    "pytest_flows.recorder",
     # For adapter authors (docs/architecture.md shows an adapter's imports).
     "pytest_flows.adapters",
 }
@@ -42,6 +44,7 @@ TOP_LEVEL = {
     "crewai",
     "agent_framework",
     "conformance",
+    "recorder",
     "_internal",
     # `pytest -p pytest_flows.plugin` (docs/reference.md, "Loading the plugin")
     "plugin.py",
@@ -87,11 +90,11 @@ def test_the_adapter_kit_is_its_documented_table() -> None:
 def test_everything_not_public_is_under_internal() -> None:
     present = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
     assert present == TOP_LEVEL, "a module outside _internal/ is public: document it or move it"
-    for adapter in ("crewai", "agent_framework"):
+    for adapter in ("crewai", "agent_framework", "recorder"):
         public = [
             p.name
             for p in (PACKAGE / adapter).glob("*.py")
-            if p.name != "__init__.py"
+            if p.name not in ("__init__.py", "__main__.py")
             and not p.name.startswith("_")
             and f"pytest_flows.{adapter}.{p.stem}" not in ALIASES
         ]

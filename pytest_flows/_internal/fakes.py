@@ -1,5 +1,5 @@
 """The fakes' fixtures: ``fake_llm``, ``fake_crews``, ``fake_tools``, ``human``,
-``conversation``, ``flow_store``.
+``conversation``, ``flow_store``, ``flow_memory``.
 
 Each fixture builds its fake, binds it in the test's harness (every active
 framework adapter installs it) and, at teardown, fails the test for scripted
@@ -26,7 +26,15 @@ if TYPE_CHECKING:
     from pytest_flows._internal.store import FlowStore
     from pytest_flows._internal.tool_script import FakeTools
 
-__all__ = ["conversation", "fake_crews", "fake_llm", "fake_tools", "flow_store", "human"]
+__all__ = [
+    "conversation",
+    "fake_crews",
+    "fake_llm",
+    "fake_tools",
+    "flow_memory",
+    "flow_store",
+    "human",
+]
 
 
 def session_of(request: pytest.FixtureRequest) -> Any:
@@ -126,3 +134,20 @@ def flow_store(request: pytest.FixtureRequest) -> Iterator[FlowStore]:
     session.bind("store", store)
     yield store
     store.verify()
+
+
+@pytest.fixture
+def flow_memory(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """What the test's crewai flows remembered, per scope: ``flow_memory.contents("/flow/x")``.
+
+    Every ``Memory`` that chose no storage keeps its records in the test's in-memory
+    store (flows test or not, with or without this fixture); asking for the fixture
+    also gives every ``Memory`` that chose no embedder a deterministic fake one.
+    """
+    session = session_of(request)
+    _require("crewai", "flow_memory")
+    from pytest_flows.crewai._memory import FlowMemory, current_store, install
+
+    session.ensure("crewai")
+    with install(FlowMemory(current_store())) as memory:
+        yield memory

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PAUSE",
     "TIMEOUT",
+    "USE_PROVIDER",
     "Answer",
     "HumanRule",
     "ScriptedHuman",
@@ -78,8 +79,15 @@ class _Timeout:
         return "TIMEOUT"
 
 
+class _UseProvider:
+    def __repr__(self) -> str:
+        return "USE_PROVIDER"
+
+
 PAUSE: Any = _Pause()
 TIMEOUT: Any = _Timeout()
+#: ``use_provider()``: the flow's own feedback provider answers (the adapter calls it).
+USE_PROVIDER: Any = _UseProvider()
 
 
 def _label(value: Any) -> str:
@@ -87,6 +95,8 @@ def _label(value: Any) -> str:
         return "pause()"
     if value is TIMEOUT:
         return "timeout()"
+    if value is USE_PROVIDER:
+        return "use_provider()"
     if isinstance(value, Answer):
         args = (
             [] if value.outcome is not None and value.text == value.outcome else [code(value.text)]
@@ -158,6 +168,12 @@ class HumanRule(Rule["ScriptedHuman"]):
         self._owner._add(TIMEOUT, self._match, times, optional)
         return self
 
+    def use_provider(self, *, times: Times = 1, optional: bool = False) -> HumanRule:
+        """Let the flow's own feedback provider answer matching ``@human_feedback``
+        requests (to test the provider itself; its answer or pause is traced)."""
+        self._owner._add(USE_PROVIDER, self._match, times, optional)
+        return self
+
 
 class ScriptedHuman(ScriptedFake):
     """Scripted human answers (the ``human`` fixture)."""
@@ -195,6 +211,12 @@ class ScriptedHuman(ScriptedFake):
     def timeout(self, *, times: Times = 1, optional: bool = False) -> ScriptedHuman:
         """The next ``ask(timeout=...)`` gets no answer in time (returns None)."""
         self._add(TIMEOUT, None, times, optional)
+        return self
+
+    def use_provider(self, *, times: Times = 1, optional: bool = False) -> ScriptedHuman:
+        """The next feedback request goes to the flow's own provider (see
+        :meth:`HumanRule.use_provider`)."""
+        self._add(USE_PROVIDER, None, times, optional)
         return self
 
     def on(

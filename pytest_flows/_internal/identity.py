@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.frozen_dates import fakes_valid_as_real
 from pytest_flows._internal.loop import VirtualClock
 from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.participants import internal_lock, real_monotonic
@@ -124,6 +125,7 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
             direct_caller_only.replace(1),
             _pickled_as_real(fz_api),
             virtual_clocks(clock, epoch, fz_api),
+            fakes_valid_as_real(fz_api),
         ):
             yield
     finally:

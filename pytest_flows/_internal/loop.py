@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.durations import check_duration
+from pytest_flows._internal.foreign_work import settle as settle_foreign_work
 from pytest_flows._internal.participants import FlowsAborted, Participant, current, real_monotonic
 from pytest_flows._internal.schedule import Chooser
 from pytest_flows._internal.threads import ThreadScheduler
@@ -324,6 +325,9 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             return
         due = self._next_timer()
         if due is not None and due <= threads.clock.monotonic():
+            return
+        settle_foreign_work()  # before time can jump (foreign_work.py)
+        if self._ready:  # type: ignore[attr-defined]
             return
         threads.block(me, self._has_work, due, "the event loop (idle)")
 

@@ -28,9 +28,11 @@ from pytest_flows._internal.fakes import (  # noqa: F401
     fake_crews,
     fake_llm,
     fake_tools,
+    flow_memory,
     flow_store,
     human,
 )
+from pytest_flows._internal.flight import pytest_wiring as flows_replay
 from pytest_flows._internal.golden import pytest_wiring as flows_golden
 from pytest_flows._internal.ini_checks import ini_bool
 from pytest_flows._internal.markers import marker_settings
@@ -43,7 +45,16 @@ if TYPE_CHECKING:
 
 #: Fixtures whose use puts a test on the harness.
 FLOWS_FIXTURES = frozenset(
-    {"flows", "flow_store", "fake_llm", "fake_crews", "fake_tools", "human", "conversation"}
+    {
+        "flows",
+        "flow_store",
+        "flow_memory",
+        "fake_llm",
+        "fake_crews",
+        "fake_tools",
+        "human",
+        "conversation",
+    }
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
 MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races", "block_grace")
@@ -130,6 +141,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     recording.addoption(parser)
     flows_coverage.addoption(parser)
     flows_golden.addoption(parser)
+    flows_replay.addoption(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -157,6 +169,7 @@ def pytest_configure(config: pytest.Config) -> None:
     recording.configure(config)
     flows_coverage.configure(config)
     flows_golden.configure(config)
+    flows_replay.configure(config)
 
 
 def _install(config: pytest.Config) -> None:

@@ -17,7 +17,8 @@ class FlowRun:
     """The result of ``flows.run(...)``.
 
     ``output`` is what the flow returned, ``state`` its final state,
-    ``method_outputs`` the outputs of its methods in completion order and
+    ``method_outputs`` the outputs of its methods in completion order
+    (:meth:`output_of` looks one up by method name) and
     ``trace`` the normalized trace of this run, ``usage`` what it used (LLM
     calls, tokens, tool calls, virtual seconds; ``usage.by_method[name]``). A
     run that raised has ``failed`` set and the original exception in ``error``.
@@ -65,6 +66,42 @@ class FlowRun:
         normalizing one comparison's values does not renumber another's)."""
         own = self.extras.get("normalizer")
         return own.copy() if isinstance(own, Normalizer) else Normalizer()
+
+    def output_of(self, method: str) -> Any:
+        """What ``method`` returned in this run (its latest output, if it ran several times).
+
+        ``method_outputs`` is in completion order; the trace's ``method finished``
+        lines of this run (not of flows it started) say which method each is.
+        """
+        from pytest_flows._internal.errors import FlowsUsageError
+
+        names = self._finished_methods()
+        if len(names) != len(self.method_outputs):
+            raise FlowsUsageError(
+                f"run.output_of({method!r}): this run's trace has {len(names)} finished "
+                f"methods for {len(self.method_outputs)} outputs, so they cannot be paired; "
+                "use run.method_outputs (in completion order)."
+            )
+        for name, output in reversed(list(zip(names, self.method_outputs, strict=True))):
+            if name == method:
+                return output
+        ran = ", ".join(dict.fromkeys(names)) or "none"
+        raise FlowsUsageError(
+            f"run.output_of({method!r}): {method!r} did not finish in this run "
+            f"(methods that did: {ran})."
+        )
+
+    def _finished_methods(self) -> list[str]:
+        names: list[str] = []
+        depth = 0
+        for event in self.trace:
+            if event.kind in ("flow.started", "workflow.started"):
+                depth += 1
+            elif event.kind in ("flow.finished", "flow.failed", "flow.paused"):
+                depth -= 1
+            elif event.kind == "method.finished" and depth <= 1:
+                names.append(event.name)
+        return names
 
     def raise_error(self) -> None:
         """Re-raise the flow's own exception, if it failed."""

@@ -128,6 +128,9 @@ class Request:
     ``purpose``, ``model``... - each fake documents its keys); ``prompt`` is
     the text ``prompt=`` patterns search; ``data`` holds fake-specific extras.
     ``number`` is the request's 1-based position in its script's ledger.
+    ``aliases`` holds other names a caller value goes by (a crewai tool's
+    sanitized name next to its declared one): a caller condition matches the
+    value or any of its aliases.
     """
 
     caller: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +141,7 @@ class Request:
     purpose: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     number: int = 0
+    aliases: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def describe_caller(self) -> str:
         parts = [f"{key}={_plain(value)}" for key, value in self.caller.items()]
@@ -225,7 +229,10 @@ class Match:
 
     def matches(self, request: Request) -> bool:
         for key, condition in self.caller:
-            if key not in request.caller or not _condition_holds(condition, request.caller[key]):
+            if key not in request.caller:
+                return False
+            values = (request.caller[key], *request.aliases.get(key, ()))
+            if not any(_condition_holds(condition, value) for value in values):
                 return False
         if self.prompt is not None and not _condition_holds(self.prompt, request.prompt):
             return False
@@ -388,6 +395,9 @@ class Script:
         self.exchanges: list[Exchange] = []
         self.unscripted: list[UnscriptedRequest] = []
         self.check_unused = True
+        #: Called with the unused entries before :meth:`verify` reports them: a
+        #: fake raises its own, sharper error here (a tool name no agent has).
+        self.explain_unused: Callable[[list[Entry]], None] | None = None
         self._lock = threading.RLock()
 
     # -- scripting -----------------------------------------------------------
@@ -488,6 +498,8 @@ class Script:
         unused = self.unused()
         if not unused:
             return
+        if self.explain_unused is not None:
+            self.explain_unused(unused)
         count = len(unused)
         noun = self.reply_noun if count == 1 else f"{self.reply_noun}s"
         lines = [f"pytest-flows: {count} scripted {noun} on {self.fixture} never used:"]

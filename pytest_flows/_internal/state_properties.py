@@ -36,7 +36,7 @@ from pytest_flows._internal.property_runs import (
 )
 from pytest_flows._internal.seeding import reseeded
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint
-from pytest_flows._internal.strategies import crash_points, default_settings
+from pytest_flows._internal.strategies import crash_points, default_settings, private_storage
 from pytest_flows._internal.trace import Trace
 
 if TYPE_CHECKING:
@@ -137,7 +137,8 @@ def check_crash_resume(
             flows, flow_store, flow, point, inputs=inputs, seed=seed, compare=compare
         )
 
-    crash_resume()
+    with private_storage():
+        crash_resume()
 
 
 # -- (b) fork isolation ---------------------------------------------------------------
@@ -269,7 +270,8 @@ def check_fork_isolation(
             pin = ops.new_id() if pinned else None
             return assert_fork_isolated(flows, flow_store, flow, source, inputs=inputs, pin=pin)
 
-    run_state_machine_as_test(ForkIsolation, settings=settings(base, stateful_step_count=steps))
+    with private_storage():
+        run_state_machine_as_test(ForkIsolation, settings=settings(base, stateful_step_count=steps))
 
 
 # -- (c) checkpoint time travel ------------------------------------------------------------
@@ -392,4 +394,5 @@ def check_time_travel(
             flows, flow_store, flow, index, inputs=inputs, seed=seed, compare=compare
         )
 
-    time_travel()
+    with private_storage():
+        time_travel()

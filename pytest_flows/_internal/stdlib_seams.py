@@ -44,7 +44,15 @@ from pytest_flows._internal.participants import (
 )
 from pytest_flows._internal.seams import Registry, Seam, check
 
-__all__ = ["FREEZEGUN", "SEAMS", "SchedLock", "check_stdlib_seams", "inheriting_context", "patched"]
+__all__ = [
+    "FREEZEGUN",
+    "PYDANTIC",
+    "SEAMS",
+    "SchedLock",
+    "check_stdlib_seams",
+    "inheriting_context",
+    "patched",
+]
 
 _real_join = threading.Thread.join
 
@@ -309,6 +317,30 @@ FREEZEGUN = Registry(
         "their _ns forms read its nanoseconds (virtual_clocks.py)",
     ),
     Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
+    Seam("freezegun.api:real_date", "read", "the real date class pydantic compares with"),
+    Seam("freezegun.api:real_datetime", "read", "the real datetime class pydantic compares with"),
+)
+
+#: pydantic's internals the frozen wall clock (frozen_dates.py) relies on.
+PYDANTIC = Registry(
+    "pydantic",
+    __name__,
+    Seam(
+        "pydantic._internal._generate_schema:datetime",
+        "patch",
+        "while frozen, a field's class is compared with the real date classes",
+        probe=lambda module: (
+            None
+            if getattr(module, "__name__", None) == "datetime"
+            else "is no longer the datetime module"
+        ),
+    ),
+    Seam(
+        "pydantic._internal._generate_schema:GenerateSchema.match_type",
+        "read",
+        "a date field's schema is picked by comparing its class with datetime's by identity",
+        source=("obj is datetime.date", "obj is datetime.datetime"),
+    ),
 )
 
 #: What :func:`patched` installs while a scheduler is active (Thread.start: see _start_users).
@@ -339,6 +371,12 @@ def check_stdlib_seams() -> None:
         owner="freezegun",
         installed=f"freezegun {version('freezegun')}",
         supported="freezegun>=1.5",
+    )
+    check(
+        PYDANTIC,
+        owner="pydantic",
+        installed=f"pydantic {version('pydantic')}",
+        supported="pydantic>=2.7",
     )
 
 

@@ -32,7 +32,13 @@ kicking off, restoring) comes from the store backend of the flow's framework
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import atexit
+import contextlib
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Literal
 
 from hypothesis import HealthCheck, Phase, settings
@@ -48,6 +54,7 @@ __all__ = [
     "Outcome",
     "crash_points",
     "default_settings",
+    "private_storage",
     "reseeded",
     "runtime_view",
     "scheduler_seeds",
@@ -120,3 +127,43 @@ def default_settings(max_examples: int = 20) -> settings:
         # No "explain" phase: it would list pytest-flows' own lines, not yours.
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     )
+
+
+# -- where hypothesis writes -------------------------------------------------------
+_storage_lock = threading.Lock()
+_storage: Path | None = None
+
+
+def _storage_dir() -> Path:
+    global _storage
+    with _storage_lock:
+        if _storage is None:
+            _storage = Path(tempfile.mkdtemp(prefix="pytest-flows-hypothesis-"))
+            atexit.register(shutil.rmtree, _storage, True)
+        return _storage
+
+
+@contextlib.contextmanager
+def private_storage() -> Iterator[None]:
+    """Hypothesis' files go to a private temporary directory while the property
+    helpers run, not to ``.hypothesis/`` in the project.
+
+    ``database=None`` keeps examples off the disk, but hypothesis still caches
+    what it reads of the source tree (``.hypothesis/constants/``, files naming
+    absolute paths) in its home directory. A home the user set (the
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` variable or ``set_hypothesis_home_dir``)
+    is theirs and is kept.
+    """
+    import os
+
+    from hypothesis import configuration
+
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    if previous is not None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    configuration.set_hypothesis_home_dir(_storage_dir())
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(None)

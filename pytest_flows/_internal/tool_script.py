@@ -9,9 +9,11 @@ first, while the framework's own tool path around the body still runs.
 Unscripted calls run the real tool (and are still in the ledger) unless
 :meth:`FakeTools.strict` is set; scripted results nobody used fail the test.
 
-Request keys: ``caller`` has ``tool`` (its name) and, where the adapter knows
-them, ``flow`` and ``method``; ``data["arguments"]`` (and the ``prompt``, as
-sorted JSON) are the arguments the tool got.
+Request keys: ``caller`` has ``tool`` (its declared name) and, where the
+adapter knows them, ``flow`` and ``method``; ``data["arguments"]`` (and the
+``prompt``, as sorted JSON) are the arguments the tool got. A tool also goes
+by the names the adapter gives as its aliases (crewai: the sanitized name the
+model, ``call_tool`` and the trace use), so ``on(...)`` matches either form.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal import loop as _loop
+from pytest_flows._internal import usage
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.participants import sleep_on
 from pytest_flows._internal.script import (
@@ -104,6 +107,9 @@ class FakeTools(ScriptedFake):
     def __init__(self, session: FlowsSession | None = None) -> None:
         super().__init__(session, _FIXTURE, "tool call", "tool result", _suggest, _describe)
         self._strict = False
+        # Every tool the flow's agents were given: declared name -> its other names.
+        self._known: dict[str, tuple[str, ...]] = {}
+        self.script.explain_unused = self._unknown_names
 
     # -- scripting -------------------------------------------------------------
     def on(
@@ -150,6 +156,32 @@ class FakeTools(ScriptedFake):
 
         self._script_each(values, match, times, optional, verb, {"latency": latency})
 
+    def know(self, name: str, *aliases: str) -> None:
+        """Note a tool an agent has (called by the adapter as agents start), so a
+        scripted name that is none of them is reported with the names that are."""
+        self._known.setdefault(name, tuple(a for a in aliases if a != name))
+
+    def _unknown_names(self, unused: list[Any]) -> None:
+        if not self._known:
+            return
+        forms = {n for name, aliases in self._known.items() for n in (name, *aliases)}
+        unknown = []
+        for entry in unused:
+            for key, condition in entry.match.caller if entry.match is not None else ():
+                if key == "tool" and isinstance(condition, str) and condition not in forms:
+                    unknown.append(condition)
+        if not unknown:
+            return
+        lines = [
+            f"{_FIXTURE}.on({code(name)}): no tool the flow's agents have is named {code(name)}."
+            for name in dict.fromkeys(unknown)
+        ]
+        lines.append("The agents' tools (either name matches):")
+        for name, aliases in sorted(self._known.items()):
+            also = f"  (also {', '.join(map(code, aliases))})"
+            lines.append(f"  {code(name)}{also if aliases else ''}")
+        raise _usage("\n".join(lines))
+
     # -- reading ----------------------------------------------------------------
     @property
     def calls(self) -> Calls[Exchange]:
@@ -158,18 +190,26 @@ class FakeTools(ScriptedFake):
 
     # -- answering (called by the patched tool bodies) -------------------------------------
     def _request(
-        self, tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any], where: dict[str, Any]
+        self,
+        tool: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        where: dict[str, Any],
+        aliases: tuple[str, ...],
     ) -> Request:
-        caller: dict[str, Any] = {"tool": str(getattr(tool, "name", type(tool).__name__))}
+        name = str(getattr(tool, "name", type(tool).__name__))
+        caller: dict[str, Any] = {"tool": name}
         caller.update(where)
         arguments = dict(kwargs)
         if args:
             arguments["args"] = list(args)
+        others = tuple(a for a in aliases if a != name)
         return Request(
             caller=caller,
             prompt=json.dumps(arguments, sort_keys=True, default=str),
             purpose="tool",
             data={"arguments": arguments},
+            aliases={"tool": others} if others else {},
         )
 
     def _exchange(self, request: Request) -> Exchange:
@@ -185,9 +225,10 @@ class FakeTools(ScriptedFake):
         kwargs: dict[str, Any],
         real: Any,
         where: dict[str, Any],
+        aliases: tuple[str, ...] = (),
     ) -> Any:
         """Answer a sync tool body: the scripted result, or ``real()``."""
-        exchange = self._exchange(self._request(tool, args, kwargs, where))
+        exchange = self._exchange(self._request(tool, args, kwargs, where, aliases))
         if exchange.entry is None:
             return _recorded(exchange, real)
         seconds = _latency(exchange)
@@ -202,9 +243,10 @@ class FakeTools(ScriptedFake):
         kwargs: dict[str, Any],
         real: Any,
         where: dict[str, Any],
+        aliases: tuple[str, ...] = (),
     ) -> Any:
         """Answer an async tool body: the scripted result, or ``await real()``."""
-        exchange = self._exchange(self._request(tool, args, kwargs, where))
+        exchange = self._exchange(self._request(tool, args, kwargs, where, aliases))
         if exchange.entry is None:
             return await _arecorded(exchange, real)
         seconds = _latency(exchange)
@@ -239,7 +281,11 @@ async def _arecorded(exchange: Exchange, real: Callable[[], Any]) -> Any:
 
 
 def _latency(exchange: Exchange) -> float:
-    return float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+    """The scripted latency, counted in the calling method's ``usage.by_method``."""
+    seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
+    if seconds:
+        usage.note(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
+    return seconds
 
 
 def _resolve(exchange: Exchange) -> Any:

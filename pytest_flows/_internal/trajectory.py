@@ -123,12 +123,16 @@ def _fits(pattern: Any, call: Any) -> bool:
             call,
         )
     if isinstance(pattern, str):
-        key = "name" if _is_tool_call(call) else "method"
-        return bool(_field(call, key) == pattern)
+        if _is_tool_call(call):
+            return pattern in _names(call)
+        return bool(_field(call, "method") == pattern)
     if isinstance(pattern, Mapping):
         for key, condition in pattern.items():
             value = _field(call, key, _MISSING)
-            if value is _MISSING or not _condition_holds(condition, value):
+            if value is _MISSING:
+                return False
+            values = _names(call) if key == "name" and _is_tool_call(call) else (value,)
+            if not any(_condition_holds(condition, v) for v in values):
                 return False
         return True
     if callable(pattern):
@@ -145,6 +149,14 @@ _MISSING: Any = object()
 def _is_tool_call(call: Any) -> bool:
     caller = getattr(call, "caller", None)
     return isinstance(call, ToolCall) or (isinstance(caller, Mapping) and "tool" in caller)
+
+
+def _names(call: Any) -> tuple[Any, ...]:
+    """A tool call's names: the one it was called by, and a ledger line's aliases
+    (a crewai tool's declared and sanitized names both match)."""
+    request = getattr(call, "request", None)
+    aliases = getattr(request, "aliases", None) or {}
+    return (_field(call, "name"), *aliases.get("tool", ()))
 
 
 def _field(call: Any, key: str, default: Any = None) -> Any:

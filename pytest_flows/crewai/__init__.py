@@ -12,6 +12,7 @@ loaded by the plugin the moment crewai is imported.
 import crewai  # noqa: F401
 
 from pytest_flows.crewai._crews import crew_output
+from pytest_flows.crewai._memory import FakeEmbedder, FlowMemory, InMemoryStorage
 from pytest_flows.crewai._patches import check_patch_points
 
-__all__ = ["check_patch_points", "crew_output"]
+__all__ = ["FakeEmbedder", "FlowMemory", "InMemoryStorage", "check_patch_points", "crew_output"]

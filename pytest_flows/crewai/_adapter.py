@@ -23,7 +23,7 @@ from pytest_flows.crewai._kickoff_args import (
     check_state_inputs,
     declared_model,
 )
-from pytest_flows.crewai._memory import memory_storage
+from pytest_flows.crewai._memory import memory_storage, per_test_memory
 from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
@@ -50,8 +50,9 @@ class CrewAIAdapter(AdapterBase):
         self._configured = True
         from crewai.memory.storage.factory import set_memory_storage_factory
 
-        # The default memory store imports lancedb (seconds) and writes to disk;
-        # flows tests get one that keeps nothing, other tests crewai's default.
+        # The default memory store imports lancedb (seconds) and writes to disk; a
+        # flows test's Memory that chose no storage gets the test's in-memory store
+        # (same behaviour), other tests and chosen storages crewai's own.
         set_memory_storage_factory(memory_storage)
         # Registered lazily by crewai; doing it now keeps checkpointing alive
         # whatever handler scopes a test opens.
@@ -84,12 +85,17 @@ class CrewAIAdapter(AdapterBase):
             # First in, last out: handlers registered anywhere in the test go.
             stack.enter_context(scoped_handlers())
             stack.callback(crewai_event_bus.reset_runtime_state)
+            stack.enter_context(per_test_memory())
             stack.enter_context(patches.inline_event_bus())
+            stack.enter_context(patches.settled_async_handlers())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             stack.enter_context(patches.state_switch_points())
             # Real (recorded or replayed) LLM calls count in run.usage too.
             stack.enter_context(callers.tracking())
             stack.enter_context(callers.llm_uses())
+            from pytest_flows.crewai._persistence import implicit_store_for
+
+            stack.enter_context(implicit_store_for(session))
             if not session.console:
                 stack.enter_context(_quiet_console())
             token = add_stream_sink(recorder)
@@ -280,11 +286,28 @@ def _quiet_console() -> Iterator[None]:
     try:
         with (
             suppressed_console_output(),
+            no_version_check(),
             SEAMS[_METHOD_STATUS].shadow(formatter, _draw_nothing),
         ):
             yield
     finally:
         console.quiet = previous_quiet
+
+
+@contextlib.contextmanager
+def no_version_check() -> Iterator[None]:
+    """crewai's own switch: no "new version available" panel (nor its PyPI call) in a
+    quiet test. A test on the harness only through --flows-all keeps the check, as
+    its console, so what it prints or mocks there behaves as on the bare runtime."""
+    from crewai.events.utils import console_formatter
+
+    switch: Any = console_formatter._disable_version_check
+    token = switch.set(True)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # reset from another context: leave it
+            switch.reset(token)
 
 
 @contextlib.contextmanager

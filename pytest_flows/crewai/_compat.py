@@ -39,6 +39,9 @@ so an older crewai costs a branch in this module and nowhere else:
   takes it over instead.
 * ``@human_feedback(learn=True)``'s helpers became module functions of
   ``crewai.flow.human_feedback`` in 1.15 (closures in 1.14.x).
+* ``crewai.utilities.string_utils.sanitize_tool_name`` (the name the model,
+  the tool-usage events and the trace use for a tool) may be missing in older
+  versions; there a tool goes by its declared name only (:func:`tool_names`).
 * ``SQLiteFlowPersistence`` encodes states with ``json.dumps(default=
   _json_default)`` since 1.15.23; older versions call ``json.dumps`` without
   a default (a state field json cannot encode fails the save).
@@ -79,6 +82,7 @@ __all__ = [
     "retry_after_seconds",
     "run_with_rate_limit_retry",
     "sqlite_json_default",
+    "tool_names",
 ]
 
 _T = TypeVar("_T")
@@ -312,3 +316,13 @@ def is_crewai_internal(source: Any) -> bool:
         return bool(marker)
     # crewai 1.14.x: no marker; its own flows are the ones its modules define
     return str(getattr(cls, "__module__", "")).startswith(_INTERNAL_FLOW_MODULES)
+
+
+def tool_names(name: str) -> tuple[str, ...]:
+    """A tool's names: the declared one, then the sanitized one crewai shows the model."""
+    try:
+        from crewai.utilities.string_utils import sanitize_tool_name
+    except ImportError:  # pragma: no cover - older crewai
+        return (name,)
+    sanitized = sanitize_tool_name(name)
+    return (name,) if sanitized == name else (name, sanitized)

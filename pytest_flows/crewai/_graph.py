@@ -5,6 +5,11 @@ Items: every method; every label each router can return (declared with a
 a conversational flow's routes); every way each listener can fire (each
 trigger of a plain or ``or_`` condition, each ``and_`` group as a whole).
 
+A flow built from a declaration (``Flow.from_declaration``, YAML or a
+``FlowDefinition``) is a plain ``Flow`` whose methods live in its own
+definition: its graph is read from that definition, under the declaration's
+name, with the same items the equivalent class would have.
+
 A router whose labels crewai cannot infer statically owns the labels that
 listeners wait on and no static router declares; with several such routers
 those labels are counted once each, for whichever router returns them.
@@ -17,6 +22,7 @@ from typing import Any
 
 from pytest_flows._internal.coverage import notes
 from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
+from pytest_flows.crewai import _compat as compat
 
 __all__ = ["flow_graph", "note_started"]
 
@@ -25,14 +31,26 @@ _cache: weakref.WeakKeyDictionary[type, FlowGraph] = weakref.WeakKeyDictionary()
 
 def note_started(flow: Any, name: str) -> None:
     """Tell coverage (if on) which flow class the ``flow started`` event is about."""
-    notes.note("crewai", name, lambda: flow_graph(type(flow)))
+    notes.note("crewai", name, lambda: _graph_of(flow))
 
 
 def flow_graph(cls: type) -> FlowGraph:
     graph = _cache.get(cls)
     if graph is None:
-        graph = _cache[cls] = _build(cls)
+        definition = cls.flow_definition()  # type: ignore[attr-defined]
+        key = f"{cls.__module__}.{cls.__qualname__}"
+        graph = _cache[cls] = _build(definition, key, cls.__name__)
     return graph
+
+
+def _graph_of(flow: Any) -> FlowGraph:
+    cls = type(flow)
+    if not cls.flow_definition().methods:  # a declared flow: its methods are its own
+        definition = compat.flow_definition(flow)
+        if definition.methods:
+            name = str(getattr(definition, "name", "") or cls.__name__)
+            return _build(definition, name, name)
+    return flow_graph(cls)
 
 
 def _leaves(condition: Any) -> list[str]:
@@ -73,8 +91,7 @@ def _declared_labels(method: Any) -> list[str]:
     return [str(label) for label in method.emit or ()]
 
 
-def _build(cls: type) -> FlowGraph:
-    definition: Any = cls.flow_definition()  # type: ignore[attr-defined]
+def _build(definition: Any, key: str, name: str) -> FlowGraph:
     methods: dict[str, Any] = dict(definition.methods)
     conversational = definition.conversational
     internal: set[str] = set()
@@ -86,9 +103,7 @@ def _build(cls: type) -> FlowGraph:
             for name, m in methods.items()
             if not (_trigger(m) is not None and set(_leaves(_trigger(m))) <= internal)
         }
-    graph = FlowGraph(
-        key=f"{cls.__module__}.{cls.__qualname__}", name=cls.__name__, framework="crewai"
-    )
+    graph = FlowGraph(key=key, name=name, framework="crewai")
 
     routers = [name for name, m in methods.items() if m.router]
     declared = {name: _declared_labels(methods[name]) for name in routers}

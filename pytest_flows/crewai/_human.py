@@ -33,7 +33,13 @@ from pydantic import BaseModel, PrivateAttr
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import PAUSE, TIMEOUT, ScriptedHuman, entry_label
+from pytest_flows._internal.human_script import (
+    PAUSE,
+    TIMEOUT,
+    USE_PROVIDER,
+    ScriptedHuman,
+    entry_label,
+)
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import ScriptReplyError, short
 from pytest_flows.crewai import _callers as callers
@@ -55,7 +61,10 @@ def feedback(
     output: Any,
     emit: Any,
     pending: Callable[[], Any],
+    own: Callable[[], str] | None = None,
 ) -> str:
+    """Answer one ``@human_feedback`` request from the script; ``own()`` asks the
+    flow's own provider (for ``use_provider()``), where there is one."""
     request = human.request(
         _flow_name(flow),
         "feedback",
@@ -70,6 +79,8 @@ def feedback(
             exchange.reply = PAUSE
             human.trace("human.feedback", method, message, None, None, paused=True)
             raise HumanFeedbackPending(context=pending())
+        if value is USE_PROVIDER:
+            return _from_own_provider(human, exchange, method, message, own)
         if value is TIMEOUT:
             raise ScriptReplyError(
                 f"pytest-flows: human request #{request.number} is @human_feedback on "
@@ -92,6 +103,31 @@ def feedback(
     text = str(answer.text)
     exchange.reply = text
     human.trace("human.feedback", method, message, text, answer.outcome)
+    return text
+
+
+def _from_own_provider(
+    human: ScriptedHuman,
+    exchange: Any,
+    method: str,
+    message: str,
+    own: Callable[[], str] | None,
+) -> str:
+    if own is None:
+        raise FlowsUsageError(
+            f"{entry_label(exchange)}: the @human_feedback step {method!r} has no feedback "
+            "provider of its own (on the decorator or in flow_config.hitl_provider"
+            + ("" if compat.HAS_FEEDBACK_PROVIDER_RESOLVER else "; crewai < 1.15 cannot be asked")
+            + "). Script an answer instead."
+        )
+    try:
+        text = own()
+    except HumanFeedbackPending:
+        exchange.reply = PAUSE
+        human.trace("human.feedback", method, message, None, None, paused=True)
+        raise
+    exchange.reply = text
+    human.trace("human.feedback", method, message, str(text), None)
     return text
 
 
@@ -229,10 +265,16 @@ def _flow_name(flow: Any) -> str:
 class _FeedbackProvider:
     """A ``HumanFeedbackProvider`` answered by the script."""
 
-    def __init__(self, human: ScriptedHuman) -> None:
+    def __init__(self, human: ScriptedHuman, own: Any = None) -> None:
         self._human = human
+        self._own = own  # the step's own provider, for use_provider()
+
+    def standing_in_for(self, own: Any) -> _FeedbackProvider:
+        """This provider in place of the step's ``own`` one."""
+        return _FeedbackProvider(self._human, own)
 
     def request_feedback(self, context: PendingFeedbackContext, flow: Any) -> str:
+        own = self._own
         return feedback(
             self._human,
             flow,
@@ -241,6 +283,7 @@ class _FeedbackProvider:
             context.method_output,
             context.emit,
             lambda: context,
+            None if own is None else (lambda: str(own.request_feedback(context, flow))),
         )
 
 

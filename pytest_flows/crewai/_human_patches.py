@@ -49,7 +49,10 @@ def _resolved_feedback_provider(provider: Any) -> Iterator[None]:
 
     def resolve(self: Any, feedback_definition: Any) -> Any:
         found = original(self, feedback_definition)
-        return None if found is None else provider
+        if found is None:
+            return None
+        stand_in = getattr(provider, "standing_in_for", None)
+        return provider if stand_in is None else stand_in(found)
 
     with SEAMS[f"{_FLOW}._resolve_feedback_provider"].replace(resolve):
         yield

@@ -69,16 +69,27 @@ class FakeLLM(BaseLLM):
     llm_type: str = "pytest-flows"
     model: str = "fake-llm"
     _core: Any = PrivateAttr(default=None)
+    # ``LLM(model, response_format=Model)``: every call's response model, unless the
+    # call names its own. crewai's native providers return the parsed model; its
+    # LiteLLM fallback returns the model's JSON text (``_as_text``).
+    _response_format: Any = PrivateAttr(default=None)
+    _as_text: bool = PrivateAttr(default=False)
 
     @property
     def api(self) -> LLMScript:
         """The test's ``fake_llm``: the script every handle answers from."""
         return self._require_core().api
 
-    def handle(self, model: str) -> FakeLLM:
-        """The fake as seen by code that asked for ``model`` (same script)."""
-        handle: FakeLLM = self._require_core().handle(model)
+    def handle(self, model: str, response_format: Any = None, *, as_text: bool = False) -> FakeLLM:
+        """The fake as seen by code that asked for ``model`` (same script), built
+        with ``response_format`` (returned as JSON text if ``as_text``)."""
+        handle: FakeLLM = self._require_core().handle(model, response_format, as_text)
         return handle
+
+    @property
+    def response_format(self) -> Any:
+        """The response model this handle was built with (``LLM(response_format=)``)."""
+        return self._response_format
 
     def _require_core(self) -> _Core:
         core: _Core | None = self._core
@@ -115,7 +126,8 @@ class FakeLLM(BaseLLM):
             available_functions,
             from_task,
             from_agent,
-            response_model or kwargs.get("response_format"),
+            response_model or kwargs.get("response_format") or self._response_format,
+            as_text=self._as_text and not (response_model or kwargs.get("response_format")),
         )
         return self._require_core().call(call)
 
@@ -139,7 +151,8 @@ class FakeLLM(BaseLLM):
             available_functions,
             from_task,
             from_agent,
-            response_model or kwargs.get("response_format"),
+            response_model or kwargs.get("response_format") or self._response_format,
+            as_text=self._as_text and not (response_model or kwargs.get("response_format")),
         )
         return await self._require_core().acall(call)
 
@@ -180,8 +193,11 @@ class _Call:
         from_task: Any,
         from_agent: Any,
         response_model: Any,
+        *,
+        as_text: bool = False,
     ) -> None:
         self.llm = llm
+        self.as_text = as_text
         self.messages = messages
         self.tools = tools
         self.callbacks = callbacks
@@ -249,14 +265,17 @@ class _Core:
     def __init__(self, api: LLMScript, session: FlowsSession | None) -> None:
         self.api = api
         self.session = session
-        self._handles: dict[str, FakeLLM] = {}
+        self._handles: dict[tuple[str, Any, bool], FakeLLM] = {}
 
-    def handle(self, model: str) -> FakeLLM:
-        handle = self._handles.get(model)
+    def handle(self, model: str, response_format: Any = None, as_text: bool = False) -> FakeLLM:
+        key = (model, response_format, as_text and response_format is not None)
+        handle = self._handles.get(key)
         if handle is None:
             handle = FakeLLM(model=model)
             handle._core = self
-            self._handles[model] = handle
+            handle._response_format = response_format
+            handle._as_text = key[2]
+            self._handles[key] = handle
         return handle
 
     # -- time --------------------------------------------------------------------
@@ -385,6 +404,8 @@ class _Core:
             if request.response_model is not None
             else shapes.as_text(value)
         )
+        if call.as_text and isinstance(result, BaseModel):
+            result = result.model_dump_json()
         usage = self._usage(exchange, result)
         llm._track_token_usage_internal(usage)
         llm._emit_call_completed_event(

@@ -28,18 +28,43 @@ def _llm_classes(fake_class: type) -> list[type]:
     return seen
 
 
+def _handle_of(fake: Any, llm: Any) -> Any:
+    """The fake's handle for an LLM object built before the test: its model, and its
+    ``response_format`` (as JSON text when it is crewai's LiteLLM class)."""
+    response_format = getattr(llm, "response_format", None)
+    if not isinstance(response_format, type):
+        response_format = None
+    as_text = bool(getattr(llm, "is_litellm", False))
+    return fake.handle(str(llm.model), response_format, as_text=as_text)
+
+
 def _routed(fake: Any, name: str) -> Callable[..., Any]:
     if name == "acall":
 
         async def acall(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return await fake.handle(str(self.model)).acall(*args, **kwargs)
+            return await _handle_of(fake, self).acall(*args, **kwargs)
 
         return acall
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return fake.handle(str(self.model)).call(*args, **kwargs)
+        return _handle_of(fake, self).call(*args, **kwargs)
 
     return call
+
+
+def _through_litellm(cls: Any, model: str, is_litellm: bool, kwargs: dict[str, Any]) -> bool:
+    """Whether crewai would build ``model`` on its LiteLLM fallback (which returns a
+    ``response_format`` reply as JSON text) rather than a native provider (which
+    returns the parsed model)."""
+    if is_litellm:
+        return True
+    resolve = getattr(cls, "_resolve_route", None)
+    if resolve is None:
+        return False
+    try:
+        return resolve(model, dict(kwargs)).native_class is None
+    except Exception:  # an unknown provider: crewai would fail its own way on a real call
+        return False
 
 
 _BASE = "crewai.llms.base_llm:BaseLLM"
@@ -75,7 +100,14 @@ def route_constructor(fake: Any) -> Iterator[None]:
         model = kwargs.get("model", args[0] if args else None)
         if not model or not isinstance(model, str):
             raise ValueError("Model must be a non-empty string")
-        return fake.handle(model)
+        response_format = kwargs.get("response_format")
+        if not isinstance(response_format, type):  # a JSON-mode dict: the reply is text
+            return fake.handle(model)
+        is_litellm = bool(kwargs.get("is_litellm", args[1] if len(args) > 1 else False))
+        options = {k: v for k, v in kwargs.items() if k not in ("model", "is_litellm")}
+        return fake.handle(
+            model, response_format, as_text=_through_litellm(cls, model, is_litellm, options)
+        )
 
     with SEAMS["crewai.llm:LLM.__new__"].replace(routed_new):
         yield

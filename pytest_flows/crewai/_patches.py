@@ -22,6 +22,7 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
+from pytest_flows._internal.foreign_work import foreign_work
 from pytest_flows._internal.participants import (
     note_caveat,
     record_access,
@@ -39,6 +40,7 @@ __all__ = [
     "inline_event_bus",
     "ordered_races",
     "render_condition",
+    "settled_async_handlers",
     "state_switch_points",
 ]
 
@@ -101,6 +103,22 @@ def inline_event_bus() -> Iterator[None]:
     start_event_bus()
     # The seam is CrewAIEventsBus.emit, which submits sync handlers to this executor.
     with replaced(crewai_event_bus, "_sync_executor", InlineExecutor()):
+        yield
+
+
+def handlers_in_flight() -> list[Future[Any]]:
+    """The bus's handler runs not finished yet: the async ones run on the bus's own
+    loop, in real time (see foreign_work.py)."""
+    bus: Any = crewai_event_bus
+    with bus._futures_lock:
+        return list(bus._pending_futures)
+
+
+@contextlib.contextmanager
+def settled_async_handlers() -> Iterator[None]:
+    """An idle deterministic loop lets the bus's handlers in flight finish before virtual
+    time jumps, as the real wait would (``emit`` then ``await asyncio.sleep(...)``)."""
+    with foreign_work(handlers_in_flight):
         yield
 
 

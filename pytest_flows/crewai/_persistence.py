@@ -110,6 +110,25 @@ _lock = threading.Lock()
 _installed: list[CrewAIStoreBackend] = []  # flow_store fixtures, innermost last
 _implicit: tuple[Scheduler, CrewAIStoreBackend] | None = None
 _process_default: CrewAIStoreBackend | None = None
+#: The flows test running now: a test that persists without requesting flow_store
+#: still gets its store events (``state saved``, ``state not_found``) in its trace.
+_implicit_session: FlowsSession | None = None
+
+
+@contextlib.contextmanager
+def implicit_store_for(session: FlowsSession) -> Iterator[None]:
+    """While ``session`` runs, the store a test without ``flow_store`` writes to traces
+    into it (called by the adapter's ``activate``)."""
+    global _implicit_session, _implicit
+    with _lock:
+        previous, _implicit_session = _implicit_session, session
+    try:
+        yield
+    finally:
+        with _lock:
+            _implicit_session = previous
+            if _implicit is not None and _implicit[1].session is session:
+                _implicit = None
 
 
 def current_backend() -> CrewAIStoreBackend:
@@ -121,7 +140,10 @@ def current_backend() -> CrewAIStoreBackend:
         scheduler = active_scheduler()
         if scheduler is not None:
             if _implicit is None or _implicit[0] is not scheduler:
-                _implicit = (scheduler, CrewAIStoreBackend(FlowStore()))
+                session = _implicit_session
+                if session is not None and session.scheduler is not scheduler:
+                    session = None
+                _implicit = (scheduler, CrewAIStoreBackend(FlowStore(session), session))
             return _implicit[1]
         if _process_default is None:
             _process_default = CrewAIStoreBackend(FlowStore())

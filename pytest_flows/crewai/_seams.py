@@ -98,6 +98,13 @@ RUNTIME = (
         params=("self", "source", "event"),
     ),
     Seam(
+        f"{_BUS}._track_future",
+        "read",
+        "the handlers in flight (async ones on the bus's own loop) finish before virtual "
+        "time jumps (crewai/patches.py, foreign_work.py)",
+        source=("self._futures_lock", "self._pending_futures.add(future)"),
+    ),
+    Seam(
         f"{_BUS}.reset_runtime_state",
         "call",
         "no RuntimeState leaks between tests",
@@ -493,6 +500,23 @@ CREWS = (
         "crewai.state.checkpoint_listener:_ensure_handlers_registered",
         "call",
         "checkpoint handlers are registered before any test scopes the bus's handlers",
+    ),
+    Seam(
+        "crewai.memory.unified_memory:_default_embedder",
+        "patch",
+        "flow_memory: a Memory that chose no embedder embeds with the fake one",
+    ),
+    Seam(
+        "crewai.memory.unified_memory:Memory.model_post_init",
+        "read",
+        "a Memory whose storage is a spec string asks the registered factory first",
+        source=("resolve_memory_storage(self.storage)",),
+    ),
+    Seam(
+        "crewai.events.utils.console_formatter:_disable_version_check",
+        "read",
+        "a quiet test sets crewai's own switch: no version check panel, no PyPI call",
+        probe=lambda found: None if hasattr(found, "set") else "is no longer a ContextVar",
     ),
     Seam(
         "crewai_core.printer:_suppress_console_output",

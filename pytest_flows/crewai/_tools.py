@@ -15,10 +15,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from crewai.events.types.agent_events import (
+    AgentExecutionStartedEvent,
+    LiteAgentExecutionStartedEvent,
+)
 from crewai.tools.base_tool import BaseTool
 
 from pytest_flows._internal.tool_script import FakeTools
 from pytest_flows.crewai import _callers as callers
+from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS
 
 if TYPE_CHECKING:
@@ -42,12 +47,28 @@ def _tool_classes() -> list[type]:
     return seen
 
 
+def _names(tool: Any) -> tuple[str, ...]:
+    return compat.tool_names(str(getattr(tool, "name", type(tool).__name__)))
+
+
+def _agents_tools(fake: FakeTools) -> Callable[[Any, Any], None]:
+    """A sink noting each starting agent's tools, so a scripted name that is none of
+    them is reported with the names they go by."""
+
+    def sink(source: Any, event: Any) -> None:
+        if isinstance(event, AgentExecutionStartedEvent | LiteAgentExecutionStartedEvent):
+            for tool in event.tools or ():
+                fake.know(*_names(tool))
+
+    return sink
+
+
 def _sync_body(fake: FakeTools, original: Callable[..., Any]) -> Callable[..., Any]:
     def _run(self: Any, *args: Any, **kwargs: Any) -> Any:
         def real() -> Any:
             return original(self, *args, **kwargs)
 
-        return fake.call(self, args, kwargs, real, dict(callers.flow_caller()))
+        return fake.call(self, args, kwargs, real, dict(callers.flow_caller()), _names(self))
 
     _run.__pytest_flows_fake__ = True  # type: ignore[attr-defined]
     return _run
@@ -58,7 +79,7 @@ def _async_body(fake: FakeTools, original: Callable[..., Any]) -> Callable[..., 
         async def real() -> Any:
             return await original(self, *args, **kwargs)
 
-        return await fake.acall(self, args, kwargs, real, dict(callers.flow_caller()))
+        return await fake.acall(self, args, kwargs, real, dict(callers.flow_caller()), _names(self))
 
     _arun.__pytest_flows_fake__ = True  # type: ignore[attr-defined]
     return _arun
@@ -69,6 +90,7 @@ def install(session: FlowsSession, fake: FakeTools) -> Iterator[None]:
     """Bind ``fake`` for one test: every tool class's body asks its script first."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(callers.tracking())
+        stack.enter_context(callers.stream_sink(_agents_tools(fake)))
         # Tool.run calls self.func directly; BaseTool.run is the same steps
         # (validate, claim a use, run the body) through self._run, which we wrap.
         stack.enter_context(SEAMS[f"{_BASE}:Tool.run"].replace(BaseTool.__dict__["run"]))

@@ -30,7 +30,10 @@ def reply_to(messages: list[dict[str, Any]]) -> str:
 class LoopbackOpenAI:
     """``with LoopbackOpenAI() as server:`` then point a client at ``server.base_url``."""
 
-    def __init__(self) -> None:
+    def __init__(self, delays: dict[str, float] | None = None) -> None:
+        #: prompt text -> seconds the answer is held back (a slow provider call, for
+        #: races decided by production timing); the wait happens on the server's thread.
+        self.delays = dict(delays or {})
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -93,6 +96,10 @@ class LoopbackOpenAI:
 
             def _chat(self, payload: dict[str, Any], raw: bytes) -> None:
                 text = reply_to(payload.get("messages", []))
+                last = str((payload.get("messages") or [{}])[-1].get("content", ""))
+                hold = max((s for p, s in server.delays.items() if p in last), default=0.0)
+                if hold:
+                    threading.Event().wait(hold)
                 ident = "chatcmpl-" + hashlib.sha256(raw).hexdigest()[:12]
                 base = {"id": ident, "created": 1735689600, "model": payload.get("model")}
                 if not payload.get("stream"):

@@ -94,15 +94,16 @@ def test_frameworks_are_isolated(
 def test_memory_needs_no_vector_store(flows: FlowsSession) -> None:
     flow = Routing()
     storage = type(flow.memory._storage).__name__ if flow.memory is not None else None
-    assert storage in {None, "NullMemoryStorage"}
+    assert storage in {None, "InMemoryStorage"}
 
 
 def test_crewai_keeps_its_own_memory_store_outside_flows_tests() -> None:
-    from pytest_flows.crewai._memory import NullMemoryStorage, memory_storage
+    from pytest_flows.crewai._memory import InMemoryStorage, memory_storage
 
     assert memory_storage("lancedb") is None  # None: crewai picks its default store
     with FlowsSession(test_id="memory"):
-        assert isinstance(memory_storage("lancedb"), NullMemoryStorage)
+        assert isinstance(memory_storage("lancedb"), InMemoryStorage)
+        assert memory_storage("/a/path/the/test/chose") is None
 
 
 def test_crewai_telemetry_was_created_off_without_the_variables_staying_set() -> None:

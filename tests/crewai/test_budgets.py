@@ -165,3 +165,23 @@ def test_a_run_that_fails_on_its_own_keeps_its_own_error(flows: Any, fake_llm: A
     fake_llm.on(method="write").reply(ValueError("provider down"))
     run = flows.run(ToolAgentFlow, budget={"tool_calls": 0}, raise_on_error=False)
     assert isinstance(run.error, ValueError)
+
+
+def test_a_scripted_tools_latency_counts_for_its_method_and_its_budget(
+    flows: Any, fake_llm: Any, fake_tools: Any
+) -> None:
+    # Issue 29, B2: the tool's latency was in the run's total but no method's.
+    fake_tools.on("lookup").reply("agents: scripted", latency=7)
+    fake_llm.on(agent="Researcher").reply(call_tool("lookup", term="agents"), "notes")
+    fake_llm.on(method="write").reply("article")
+
+    run = flows.run(ToolAgentFlow)
+
+    assert run.usage.by_method["research"].virtual_seconds == 7.0
+    assert run.usage.virtual_seconds == 7.0
+    fake_tools.on("lookup").reply("agents: scripted", latency=7)
+    fake_llm.on(agent="Researcher").reply(call_tool("lookup", term="agents"), optional=True)
+    fake_llm.on(agent="Researcher").reply("notes", optional=True)
+    with pytest.raises(BudgetExceeded, match=r"method 'research' used virtual_seconds=7"):
+        flows.run(ToolAgentFlow, budget={"by_method": {"research": {"virtual_seconds": 5}}})
+    fake_llm.allow_unused()

@@ -377,3 +377,138 @@ def test_high_priority(flows, key):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert not (pytester.path / "cov.json").exists()
     assert not (pytester.path / "htmlcov").exists()
+
+
+DECLARED = """
+schema: crewai.flow/v1
+name: Followup
+methods:
+  research:
+    start: true
+    do:
+      call: expression
+      expr: "'notes'"
+  route:
+    listen: research
+    router: true
+    emit: [followup, done]
+    do:
+      call: expression
+      expr: "'done'"
+  write_followup:
+    listen: followup
+    do:
+      call: expression
+      expr: "'sent'"
+"""
+
+HELP_DESK = """
+schema: crewai.flow/v1
+name: HelpDesk
+conversational:
+  llm: gpt-4o-mini
+methods:
+  handle_billing:
+    listen: BILLING
+    description: Invoices, payments and refunds.
+    do:
+      call: expression
+      expr: "'Billing will email you.'"
+"""
+
+DECLARED_TESTS = f"""
+from typing import Literal
+
+from crewai.flow.conversational import ConversationConfig, ConversationState
+from crewai.flow.flow import Flow, listen, router, start
+
+DECLARED = \'\'\'{DECLARED}\'\'\'
+HELP_DESK = \'\'\'{HELP_DESK}\'\'\'
+
+
+class Followup(Flow):
+    @start()
+    def research(self):
+        return "notes"
+
+    @router(research)
+    def route(self) -> Literal["followup", "done"]:
+        return "done"
+
+    @listen("followup")
+    def write_followup(self):
+        return "sent"
+
+
+@ConversationConfig(llm="gpt-4o-mini")
+class HelpDesk(Flow[ConversationState]):
+    @listen("BILLING")
+    def handle_billing(self):
+        return "Billing will email you."
+
+
+def test_declared(flows):
+    flows.run(Flow.from_declaration(contents=DECLARED))
+
+
+def test_class(flows):
+    flows.run(Followup)
+
+
+def test_declared_conversation(conversation):
+    conversation.start(HELP_DESK).send("Charged twice", route="BILLING")
+
+
+def test_class_conversation(conversation):
+    conversation.start(HelpDesk).send("Charged twice", route="BILLING")
+"""
+
+
+def test_a_declared_flow_is_counted_under_its_name_with_its_classs_items(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_declared=DECLARED_TESTS)
+
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-cov-json=cov.json")
+
+    result.assert_outcomes(passed=4)
+    data = json.loads((pytester.path / "cov.json").read_text())
+    flows = {f["key"]: f for f in data["flows"]}
+    assert set(flows) == {
+        "Followup",
+        "HelpDesk",
+        "test_declared.Followup",
+        "test_declared.HelpDesk",
+    }
+    for name in ("Followup", "HelpDesk"):
+        declared, cls = flows[name], flows[f"test_declared.{name}"]
+        assert [i["text"] for i in declared["items"]] == [i["text"] for i in cls["items"]]
+        assert (declared["covered"], declared["total"]) == (cls["covered"], cls["total"])
+        assert declared["total"] > 0
+    assert _items(data, "Followup")["route -> done"] == ["test_declared.py::test_declared"]
+    assert _items(data, "HelpDesk")["route_conversation -> BILLING"] == [
+        "test_declared.py::test_declared_conversation"
+    ]
+
+
+def test_the_guide_examples_declaration_is_counted_like_its_class(
+    pytester: pytest.Pytester,
+) -> None:
+    example = Path(__file__).parents[2] / "examples" / "guide_creator"
+    for name in ("guide_flow.py", "guide_flow.yaml"):
+        (pytester.path / name).write_text((example / name).read_text())
+    # Another name: the example's own test module may be imported in this process.
+    (pytester.path / "test_guide_cov.py").write_text((example / "test_guide_flow.py").read_text())
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-k", "declaration_runs or rejected", "--flows-cov-json=cov.json"
+    )
+
+    result.assert_outcomes(passed=2, deselected=3)
+    data = json.loads((pytester.path / "cov.json").read_text())
+    flows = {f["key"]: f for f in data["flows"]}
+    declared, cls = flows["GuideCreatorFlow"], flows["guide_flow.GuideCreatorFlow"]
+    assert [i["text"] for i in declared["items"]] == [i["text"] for i in cls["items"]]
+    assert (declared["covered"], declared["total"]) == (cls["covered"], cls["total"]) == (8, 11)

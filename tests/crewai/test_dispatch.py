@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from crewai.flow.flow import Flow, listen, start
 from dispatch_flows import (
     BranchFails,
     FanOut,
@@ -15,6 +16,7 @@ from dispatch_flows import (
 )
 
 from pytest_flows import FlowsSession
+from pytest_flows._internal.errors import FlowsUsageError
 
 
 def test_parallel_starts_join_on_and(flows: FlowsSession) -> None:
@@ -184,3 +186,36 @@ def test_an_instance_can_be_run(flows: FlowsSession) -> None:
     run = flows.run(flow, inputs={"priority": "high"})
     assert run.flow is flow
     assert run.output == "paged"
+
+
+class _Nested(Flow):  # type: ignore[type-arg]
+    @start()
+    def inner(self) -> str:
+        return "inner"
+
+
+class _Outer(Flow):  # type: ignore[type-arg]
+    @start()
+    def first(self) -> str:
+        return "one"
+
+    @listen(first)
+    def call_nested(self, _: str) -> str:
+        return str(_Nested().kickoff())
+
+    @listen(call_nested)
+    def last(self, nested: str) -> str:
+        return f"last after {nested}"
+
+
+def test_output_of_looks_a_methods_output_up_by_name(flows: FlowsSession) -> None:
+    run = flows.run(_Outer)
+    assert run.output_of("first") == "one"
+    assert run.output_of("call_nested") == "inner"  # the nested flow's methods are its own
+    assert run.output_of("last") == "last after inner"
+    with pytest.raises(
+        FlowsUsageError,
+        match=r"'inner' did not finish in this run \(methods "
+        r"that did: first, call_nested, last\)",
+    ):
+        run.output_of("inner")

@@ -207,3 +207,72 @@ def test_a_scripted_result_is_cached_by_crewai_like_a_real_one(
     assert flows.run(CachedCrewFlow).output == "done"
     assert len(fake_tools.calls) == 1
     assert fake_llm.calls[2].messages[-1]["content"] == "3 scripted results"
+
+
+@tool("Search the internet with Serper")
+def serper(search_query: str) -> str:
+    """Search the internet."""
+    REAL_CALLS.append(f"serper:{search_query}")
+    return "real serper results"
+
+
+class SerperFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def research(self) -> str:
+        return str(researcher(serper).kickoff("Research").raw)
+
+
+@pytest.mark.parametrize(
+    "name", ["search_the_internet_with_serper", "Search the internet with Serper"]
+)
+def test_a_tool_is_scripted_by_the_name_the_trace_shows_or_by_its_declared_name(
+    flows: Any, fake_llm: Any, fake_tools: Any, name: str
+) -> None:
+    fake_tools.on(name).reply("scripted serper results")
+    fake_llm.on(agent="Researcher").reply(
+        call_tool("search_the_internet_with_serper", search_query="AI"), "done"
+    )
+    run = flows.run(SerperFlow)
+    assert REAL_CALLS == []
+    assert fake_llm.calls[1].messages[-1]["content"] == "scripted serper results"
+    assert run.trace.names("tool.used") == ["search_the_internet_with_serper"]
+    assert fake_tools.calls.match(["search_the_internet_with_serper"])
+
+
+def test_a_name_no_agent_tool_has_fails_listing_both_names_of_each_tool(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        from crewai import Agent
+        from crewai.flow.flow import Flow, start
+        from crewai.tools import tool
+        from pytest_flows import call_tool
+
+        @tool("Search the internet with Serper")
+        def serper(search_query: str) -> str:
+            '''Search the internet.'''
+            return "real"
+
+        class SerperFlow(Flow):
+            @start()
+            def research(self):
+                agent = Agent(role="Researcher", goal="g", backstory="b", llm="gpt-4o",
+                              tools=[serper])
+                return str(agent.kickoff("Research").raw)
+
+        def test_typo(flows, fake_llm, fake_tools):
+            fake_tools.on("serper").reply("never asked")
+            fake_llm.reply(call_tool("search_the_internet_with_serper", search_query="AI"), "done")
+            flows.run(SerperFlow)
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            '*fake_tools.on("serper"): no tool the flow\'s agents have is named "serper".',
+            "*The agents' tools (either name matches):",
+            '*"Search the internet with Serper"  (also "search_the_internet_with_serper")',
+        ]
+    )

@@ -136,10 +136,13 @@ def test_pause_then_resume_with_an_explicit_outcome(flows: Any, human: Any, flow
     assert isinstance(run.output, HumanFeedbackPending)
     assert run.output.context.method_name == "draft"
     assert run.output.context.emit == OUTCOMES
-    assert run.trace.lines()[-3:] == [
+    assert run.trace.lines()[-5:] == [
         "human feedback draft message='Approve this draft?' answer=<paused>",
         "method paused draft message='Approve this draft?'",
         "flow paused " + flow.__name__ + " method=draft message='Approve this draft?'",
+        # what crewai persists of a paused flow (no flow_store needed to see it)
+        "state saved draft id=<uuid:1> n=1",
+        "feedback saved draft id=<uuid:1>",
     ]
 
     resumed = human.resume(run, "ship it", outcome="approved")
@@ -362,3 +365,55 @@ def test_input_is_replaced_only_while_a_human_is_bound() -> None:
         assert input("prompt? ") == "typed"
     assert builtins.input is real
     assert scripted.requests[0].caller == {"kind": "input", "occurrence": 1}
+
+
+class AutoApprover:
+    """A provider with logic of its own: the thing a test of the provider checks."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def request_feedback(self, context: PendingFeedbackContext, flow: Any) -> str:
+        self.seen.append(str(context.method_output))
+        if "v1" in str(context.method_output):
+            raise HumanFeedbackPending(context=context)  # first drafts wait for a person
+        return "approved"
+
+
+APPROVER = AutoApprover()
+
+
+class ApproverFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    @human_feedback(message="Approve?", emit=OUTCOMES, llm="gpt-4o-mini", provider=APPROVER)
+    def draft(self) -> str:
+        return str(self.state.get("draft", "Draft v1"))
+
+    @listen("approved")
+    def publish(self) -> str:
+        return "published"
+
+
+def test_use_provider_lets_the_flows_own_provider_answer(
+    flows: Any, human: Any, fake_llm: Any
+) -> None:
+    APPROVER.seen.clear()
+    human.on(method="draft").use_provider(times=2)
+    fake_llm.on(purpose="feedback").reply({"outcome": "approved"})
+
+    paused = flows.run(ApproverFlow)
+    done = flows.run(ApproverFlow, inputs={"draft": "Draft v2"})
+
+    assert isinstance(paused.output, HumanFeedbackPending)  # the provider paused
+    assert done.output == "published"
+    assert APPROVER.seen == ["Draft v1", "Draft v2"]
+    assert [e.get("answer") for e in flows.trace.of_kind("human.feedback")] == [
+        "<paused>",
+        "'approved'",
+    ]
+
+
+def test_use_provider_on_a_step_without_one_is_a_usage_error(flows: Any, human: Any) -> None:
+    human.use_provider()
+    with pytest.raises(FlowsUsageError, match=r"'draft' has no feedback provider of its own"):
+        flows.run(ReviewFlow)

@@ -236,3 +236,17 @@ def test_persistence_outside_flow_store_tests_stays_in_memory_and_per_test(flows
     assert run.state.counter == 1
     again = flows.run(CounterFlow, inputs={"id": "shared-id"})
     assert again.state.counter == 2
+
+
+def test_a_test_without_flow_store_still_traces_what_the_flow_persists(flows):
+    # Issue 29, B3: the store events are the run's, not the fixture's.
+    run = flows.run(CounterFlow, inputs={"id": "traced"})
+    fork = flows.run(CounterFlow, restore_from_state_id="no-such-flow")
+
+    assert _lines(run, "state.") == [
+        "state not_found mode=resume id=traced fallback=runs fresh under this id",
+        "state saved step id=traced n=1",
+    ]
+    assert _lines(fork, "state.")[0] == (
+        "state not_found mode=fork id=no-such-flow fallback=runs fresh with a new id"
+    )

@@ -107,14 +107,15 @@ def assert_resumes_old_states(
             check(stored, outcome)
 
     if isinstance(old, type):
-        from pytest_flows._internal.strategies import default_settings
+        from pytest_flows._internal.strategies import default_settings, private_storage
 
         @given(state=old_states(old))
         @default_settings(max_examples)
         def resumes(state: dict[str, Any]) -> None:
             resume(state)
 
-        resumes()
+        with private_storage():
+            resumes()
         return
     states = stored_states(old) if isinstance(old, str | Path) else list(old)
     for state in states:

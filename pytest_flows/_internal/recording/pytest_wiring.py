@@ -128,7 +128,7 @@ def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
 
     def allow(host: str) -> bool:
         from pytest_flows._internal.network import loopback_only
-        from pytest_flows._internal.session import SESSION_KEY
+        from pytest_flows._internal.stash import SESSION_KEY
 
         session = item.stash.get(SESSION_KEY, None)
         if session is None:  # not a flows test: no guard to agree with

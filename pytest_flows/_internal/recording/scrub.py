@@ -210,6 +210,11 @@ class Scrubber:
             return self._mask_form(text).encode("utf-8")
         return body
 
+    def mask_data(self, data: Any, *, in_response: bool = False) -> Any:
+        """JSON data with every field named like a secret masked (its value remembered),
+        also inside strings that are themselves JSON, form bodies or URLs (flight records)."""
+        return self._mask_json(data, in_response)
+
     def _mask_json(self, data: Any, in_response: bool) -> Any:
         if isinstance(data, dict):
             masked = {}

@@ -1,0 +1,71 @@
+"""``python -m pytest_flows.recorder export RECORD --to tests/``: one incident, one test.
+
+Writes ``test_replay_<run id>.py`` and copies the record beside it (under
+``flight_records/``, the test's golden input); the test replays the record on
+today's code and fails on any divergence.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from pytest_flows._internal.flight.format import Record, read_record
+
+__all__ = ["export", "module_text"]
+
+RECORDS_DIR = "flight_records"
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text).strip("_") or "run"
+
+
+def module_text(record: Record, record_name: str) -> str:
+    module, _, qualname = record.target.partition(":")
+    top = qualname.split(".")[0]
+    outcome = record.outcome
+    if outcome == "failed":
+        error = record.end.get("error") or {}
+        what = f"failed with {error.get('type')}: {error.get('message')}"
+    else:
+        what = outcome
+    what = what.replace('"""', "'''")
+    run_id = _identifier(record.run_id)
+    started = record.header.get("started_at", "?")
+    return f'''"""Regression test for production run {record.run_id} of {record.target}.
+
+Recorded {started}; the run {what}.
+Written by `python -m pytest_flows.recorder export`. The record is replayed on today's
+code: every LLM call answered from it, its method order rebuilt; the test fails on the
+first divergence (a changed prompt, another route, another outcome). Once the incident
+is fixed, assert the new behaviour instead (see docs/recorder.md).
+"""
+
+from pathlib import Path
+
+from {module} import {top}
+
+RECORD = Path(__file__).parent / "{RECORDS_DIR}" / "{record_name}"
+
+
+def test_replay_{run_id}(flows):
+    result = flows.replay(RECORD, {qualname})
+    result.check()
+'''
+
+
+def export(record_path: str | Path, to: str | Path) -> Path:
+    """Write the test module for ``record_path`` into directory ``to``; returns its path."""
+    record = read_record(record_path)
+    if not record.target or ":" not in record.target:
+        raise ValueError(f"{record_path}: the record names no flow (target {record.target!r})")
+    directory = Path(to)
+    (directory / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+    copied = directory / RECORDS_DIR / Path(record_path).name
+    if Path(record_path).resolve() != copied.resolve():
+        shutil.copyfile(record_path, copied)
+    test = directory / f"test_replay_{_identifier(record.run_id)}.py"
+    test.write_text(module_text(record, copied.name), encoding="utf-8")
+    return test

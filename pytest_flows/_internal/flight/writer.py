@@ -1,0 +1,164 @@
+"""Writing flight records: scrubbed, capped, compressed, off the flow's thread.
+
+A finished run is handed to :class:`Writer` (a bounded queue and one daemon thread),
+so a slow or full disk never blocks a flow: when the queue is full the run is
+dropped and logged. Secrets are removed with the cassettes' rules (by name, then by
+value in any spelling, :mod:`pytest_flows._internal.recording.scrub`); a file that
+would still hold a known secret in any encoding is refused, never written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_flows._internal.flight.format import SUFFIX
+from pytest_flows._internal.recording.scrub import Scrubber
+from pytest_flows._internal.secrets import secret_encodings
+
+__all__ = ["LOG", "RecordLeakError", "Writer", "encode_record"]
+
+LOG = logging.getLogger("pytest_flows.recorder")
+
+
+class RecordLeakError(Exception):
+    """A record still held a secret after scrubbing: it is not written."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def encode_record(
+    header: dict[str, Any],
+    entries: Sequence[dict[str, Any]],
+    end: dict[str, Any],
+    *,
+    max_bytes: int,
+    secrets: Sequence[str] = (),
+) -> bytes:
+    """The record's JSON lines, scrubbed and cut to ``max_bytes`` (uncompressed).
+
+    Raises :class:`RecordLeakError` if a known secret survives scrubbing.
+    """
+    scrubber = Scrubber(secrets)
+    scrubber.add_environment()
+    # By name first (a field named like a secret is masked and its value remembered),
+    # then by value over the whole text, so a remembered value is gone everywhere.
+    masked_header = scrubber.mask_data(header)
+    masked = [scrubber.mask_data(entry) for entry in entries]
+    masked_end = scrubber.mask_data(end)
+    # By value in each decoded string (a JSON-escaped key inside a message is one
+    # level deeper than in a cassette's body), then again over the encoded text.
+    masked_header = scrubber.value(masked_header)
+    masked = [scrubber.value(entry) for entry in masked]
+    masked_end = scrubber.value(masked_end)
+    lines = [_dumps(masked_header)]
+    size = len(lines[0]) + 1
+    kept = 0
+    for entry in masked:
+        line = _dumps(entry)
+        if size + len(line) + 1 > max_bytes:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        kept += 1
+    if kept < len(masked):
+        masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
+    lines.append(_dumps(masked_end))
+    text = scrubber.text("\n".join(lines) + "\n")
+    decoded = [_strings(json.loads(line)) for line in text.splitlines()]
+    leaked = [
+        value
+        for value in scrubber.values
+        if _holds(text, value) or any(_holds(part, value) for parts in decoded for part in parts)
+    ]
+    if leaked:
+        raise RecordLeakError(
+            f"a secret ({len(leaked[0])} characters) is still in the record after scrubbing"
+        )
+    return text.encode("utf-8")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (str(key), *_strings(item))]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _holds(text: str, value: str) -> bool:
+    return any(spelling in text for spelling in secret_encodings(value))
+
+
+class Writer:
+    """A bounded queue of finished runs and the one thread that writes them."""
+
+    def __init__(self, queue_size: int = 64) -> None:
+        self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(queue_size)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._idle = threading.Condition(self._lock)
+        self.dropped = 0
+        self.written: list[Path] = []
+
+    def submit(self, job: Callable[[], None]) -> bool:
+        """Queue ``job``; False (and a log line) if the queue is full."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._work, name="pytest-flows-recorder", daemon=True
+                )
+                self._thread.start()
+            self._pending += 1
+        try:
+            self._queue.put_nowait(job)
+        except queue.Full:
+            with self._lock:
+                self._pending -= 1
+                self.dropped += 1
+            LOG.warning("pytest-flows recorder: the write queue is full; a run was not recorded")
+            return False
+        return True
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                LOG.exception("pytest-flows recorder: writing a flight record failed")
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._idle.notify_all()
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every queued run is written; False if ``timeout`` ran out first."""
+        with self._lock:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def write(self, directory: Path, name: str, data: bytes) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        final = directory / f"{name}{SUFFIX}"
+        partial = directory / f".{name}{SUFFIX}.partial"
+        # mtime=0: the same run compresses to the same bytes.
+        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+            out.write(data)
+        os.replace(partial, final)
+        with self._lock:
+            self.written.append(final)
+        return final

@@ -1,0 +1,145 @@
+"""The flight recorder: record production runs of CrewAI Flows and Agent Framework
+workflows, one file per run, to replay them as tests (``flows.replay(path)``).
+
+Importable in production: it loads neither pytest nor any test dependency.
+
+.. code-block:: python
+
+    from pytest_flows.recorder import record_flows
+
+    record_flows("recordings/", sample=0.1)   # or PYTEST_FLOWS_RECORD=recordings/,0.1
+
+See docs/recorder.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+
+from pytest_flows._internal.flight.capture import (
+    DEFAULT_MAX_BYTES,
+    ENV_VAR,
+    FlightRecorder,
+    install,
+    uninstall,
+)
+from pytest_flows._internal.flight.format import VERSION as FORMAT_VERSION
+from pytest_flows._internal.flight.format import Record, RecordError, read_record
+
+__all__ = [
+    "ENV_VAR",
+    "FORMAT_VERSION",
+    "FlightRecorder",
+    "Record",
+    "RecordError",
+    "read_record",
+    "record_flows",
+    "recording_from_env",
+    "stop_recording",
+]
+
+#: framework -> (the module that says it is in use, the recorder part for it)
+_HOOKS = {
+    "crewai": ("crewai.flow.runtime", "pytest_flows.recorder._crewai"),
+    "agent_framework": ("agent_framework", "pytest_flows.recorder._agent_framework"),
+}
+
+
+def _frameworks(frameworks: Sequence[str] | None) -> list[str]:
+    if frameworks is not None:
+        unknown = [name for name in frameworks if name not in _HOOKS]
+        if unknown:
+            raise ValueError(
+                f"record_flows(frameworks={list(frameworks)!r}): unknown {unknown}; "
+                f"the frameworks are {', '.join(_HOOKS)}."
+            )
+        return list(frameworks)
+    ready = [name for name, (_, part) in _HOOKS.items() if importlib.util.find_spec(part)]
+    imported = [name for name in ready if _HOOKS[name][0] in sys.modules]
+    if imported:
+        return imported
+    # Nothing imported yet: every framework that is installed (its import is paid now).
+    return [name for name in ready if importlib.util.find_spec(name) is not None]
+
+
+def record_flows(
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    sample: float = 1.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    queue_size: int = 64,
+    frameworks: Sequence[str] | None = None,
+) -> FlightRecorder:
+    """Record a ``sample`` share of the runs from now on into ``directory``.
+
+    One gzip-compressed JSON-lines file per run (``*.flight.jsonl.gz``), written by
+    a background thread; at most ``max_bytes`` (uncompressed) per run; at most
+    ``queue_size`` finished runs waiting for the disk (more are dropped and logged).
+    ``frameworks`` defaults to those already imported (else those installed).
+    Without ``directory``, the ``PYTEST_FLOWS_RECORD`` environment variable
+    (``dir`` or ``dir,sample``) gives both. Calling it again replaces the settings.
+    """
+    if directory is None:
+        recorder = recording_from_env(
+            max_bytes=max_bytes, queue_size=queue_size, frameworks=frameworks
+        )
+        if recorder is None:
+            raise ValueError(
+                f"record_flows() needs a directory: record_flows('recordings/', sample=0.1), "
+                f"or set {ENV_VAR}=recordings/,0.1"
+            )
+        return recorder
+    if not isinstance(sample, int | float) or isinstance(sample, bool) or not 0 <= sample <= 1:
+        raise ValueError(
+            f"record_flows(sample={sample!r}): sample is the share of runs recorded, "
+            "a number from 0 to 1 (0.1 records one run in ten)."
+        )
+    if not isinstance(max_bytes, int) or max_bytes < 1024:
+        raise ValueError(f"record_flows(max_bytes={max_bytes!r}): give at least 1024 bytes.")
+    if not isinstance(queue_size, int) or queue_size < 1:
+        raise ValueError(f"record_flows(queue_size={queue_size!r}): give at least 1.")
+    stop_recording()
+    recorder = FlightRecorder(
+        directory, sample=float(sample), max_bytes=max_bytes, queue_size=queue_size
+    )
+    for name in _frameworks(frameworks):
+        part = importlib.import_module(_HOOKS[name][1])
+        recorder.hooks[name] = part.install()
+    install(recorder)
+    return recorder
+
+
+def recording_from_env(
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    queue_size: int = 64,
+    frameworks: Sequence[str] | None = None,
+) -> FlightRecorder | None:
+    """Start recording as ``PYTEST_FLOWS_RECORD`` (``dir[,sample]``) says; None if unset."""
+    value = os.environ.get(ENV_VAR, "").strip()
+    if not value:
+        return None
+    directory, _, share = value.rpartition(",") if "," in value else (value, "", "")
+    try:
+        sample = float(share) if share.strip() else 1.0
+    except ValueError:
+        raise ValueError(
+            f"{ENV_VAR}={value!r}: the sample after the comma is not a number; "
+            f"write {ENV_VAR}=recordings/,0.1"
+        ) from None
+    return record_flows(
+        directory.strip(),
+        sample=sample,
+        max_bytes=max_bytes,
+        queue_size=queue_size,
+        frameworks=frameworks,
+    )
+
+
+def stop_recording() -> FlightRecorder | None:
+    """Stop recording (runs already finished are still written); the recorder that was on."""
+    return uninstall()

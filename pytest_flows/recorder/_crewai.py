@@ -1,0 +1,334 @@
+"""The flight recorder's crewAI part: one record per ``Flow.kickoff``/``kickoff_async``.
+
+``Flow.kickoff_async`` (which ``kickoff`` runs) is wrapped while recording is on:
+when a run is sampled, a crewAI *stream sink* is added for the run's context. A
+sink runs synchronously inside ``emit()``, in the emitting thread and in emission
+order, so the record has the true order of method starts and finishes, LLM calls,
+tool calls, crew kickoffs and human answers, on the thread that made them. It only
+copies what the event carries; it never raises into the flow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from crewai.events.stream_context import add_stream_sink, reset_stream_sinks
+from crewai.flow.runtime import Flow
+
+from pytest_flows._internal.flight import capture
+from pytest_flows._internal.flight.capture import RunRecording
+from pytest_flows._internal.flight.writer import LOG
+from pytest_flows._internal.trace import render_value
+
+__all__ = ["CrewAISink", "install", "target_of"]
+
+FRAMEWORK = "crewai"
+
+#: The user flow method running in this context (set by the sink at each method start:
+#: a sink runs in the method's own context, so LLM calls made inside it see it).
+_method: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "pytest_flows_flight_method", default=None
+)
+
+
+def _version() -> str:
+    try:
+        from importlib import metadata
+
+        return metadata.version("crewai")
+    except Exception:
+        return "unknown"
+
+
+_CREWAI_VERSION = _version()
+
+
+def target_of(flow: Any) -> str:
+    cls = type(flow)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _error(error: Any) -> dict[str, str]:
+    if isinstance(error, BaseException):
+        return {"type": type(error).__name__, "message": str(error)}
+    return {"type": "Error", "message": str(error)}
+
+
+def _task_name() -> str | None:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return None
+    return task.get_name() if task is not None else None
+
+
+def _is_internal(source: Any) -> bool:
+    # crewAI runs its agents' executors as Flows of its own: not the user's methods.
+    return type(source).__module__.startswith("crewai.")
+
+
+def _tool_names(tools: Any) -> list[str]:
+    names = []
+    for tool in tools or []:
+        if isinstance(tool, dict):
+            inner = tool.get("function")
+            function: dict[str, Any] = inner if isinstance(inner, dict) else tool
+            names.append(str(function.get("name", "?")))
+        else:
+            names.append(str(getattr(tool, "name", tool)))
+    return names
+
+
+def _response(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"response_type": "text", "response": value}
+    if isinstance(value, list) and value and all(_is_tool_call(v) for v in value):
+        return {"response_type": "tool_calls", "response": [_tool_call(v) for v in value]}
+    if hasattr(value, "model_dump") and not isinstance(value, type):
+        return {"response_type": "structured", "response": value, "model": type(value).__name__}
+    if isinstance(value, dict):
+        return {"response_type": "structured", "response": value}
+    return {"response_type": "text", "response": "" if value is None else str(value)}
+
+
+def _is_tool_call(value: Any) -> bool:
+    function = (
+        value.get("function") if isinstance(value, dict) else getattr(value, "function", None)
+    )
+    return function is not None
+
+
+def _tool_call(value: Any) -> dict[str, Any]:
+    function: Any = value.get("function") if isinstance(value, dict) else value.function
+    name = function.get("name") if isinstance(function, dict) else function.name
+    arguments = function.get("arguments") if isinstance(function, dict) else function.arguments
+    ident = value.get("id") if isinstance(value, dict) else getattr(value, "id", None)
+    return {"name": name, "arguments": arguments, "id": ident}
+
+
+class CrewAISink:
+    """A crewAI stream sink writing one run's entries (also used, in memory, by replay)."""
+
+    def __init__(self, run: RunRecording) -> None:
+        self.run = run
+
+    def __call__(self, source: Any, event: Any) -> None:
+        try:
+            handler = _HANDLERS.get(getattr(event, "type", ""))
+            if handler is not None:
+                handler(self.run, source, event)
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording a crewAI event failed")
+
+
+def _flow_started(run: RunRecording, source: Any, event: Any) -> None:
+    if not _is_internal(source):
+        run.note("flow.started", flow=event.flow_name, inputs=event.inputs)
+
+
+def _method_started(run: RunRecording, source: Any, event: Any) -> None:
+    if _is_internal(source):
+        return
+    _method.set(str(event.method_name))
+    run.note("method.started", method=event.method_name, task=_task_name())
+
+
+def _method_finished(run: RunRecording, source: Any, event: Any) -> None:
+    if _is_internal(source):
+        return
+    run.note(
+        "method.finished",
+        method=event.method_name,
+        output=event.result,
+        rendered=render_value(event.result),
+        task=_task_name(),
+    )
+
+
+def _method_failed(run: RunRecording, source: Any, event: Any) -> None:
+    if not _is_internal(source):
+        run.note("method.failed", method=event.method_name, error=_error(event.error))
+
+
+def _method_paused(run: RunRecording, source: Any, event: Any) -> None:
+    if not _is_internal(source):
+        run.note("method.paused", method=event.method_name, message=event.message)
+
+
+def _flow_finished(run: RunRecording, source: Any, event: Any) -> None:
+    if not _is_internal(source):
+        run.note("flow.finished", rendered=render_value(event.result), state=event.state)
+
+
+def _flow_failed(run: RunRecording, source: Any, event: Any) -> None:
+    if not _is_internal(source):
+        run.note("flow.failed", error=_error(event.error))
+
+
+def _llm_started(run: RunRecording, source: Any, event: Any) -> None:
+    agent = getattr(event, "from_agent", None)
+    run.note(
+        "llm.request",
+        call_id=event.call_id,
+        method=_method.get(),
+        model=event.model,
+        agent=getattr(agent, "role", None),
+        messages=event.messages,
+        tools=_tool_names(event.tools),
+        tool_schemas=event.tools,
+        stream=event.stream,
+    )
+
+
+def _llm_completed(run: RunRecording, source: Any, event: Any) -> None:
+    run.note(
+        "llm.response",
+        call_id=event.call_id,
+        method=_method.get(),
+        usage=event.usage,
+        finish_reason=event.finish_reason,
+        **_response(event.response),
+    )
+
+
+def _llm_failed(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("llm.failed", call_id=event.call_id, method=_method.get(), error=event.error)
+
+
+def _tool_started(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("tool.started", method=_method.get(), tool=event.tool_name, args=event.tool_args)
+
+
+def _tool_finished(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("tool.finished", method=_method.get(), tool=event.tool_name, output=event.output)
+
+
+def _tool_error(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("tool.failed", method=_method.get(), tool=event.tool_name, error=str(event.error))
+
+
+def _crew_started(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("crew.started", method=_method.get(), crew=event.crew_name, inputs=event.inputs)
+
+
+def _crew_completed(run: RunRecording, source: Any, event: Any) -> None:
+    output = event.output
+    run.note(
+        "crew.finished",
+        method=_method.get(),
+        crew=event.crew_name,
+        raw=getattr(output, "raw", output),
+        json=getattr(output, "json_dict", None),
+        pydantic=getattr(output, "pydantic", None),
+    )
+
+
+def _crew_failed(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("crew.failed", method=_method.get(), crew=event.crew_name, error=event.error)
+
+
+def _feedback_requested(run: RunRecording, source: Any, event: Any) -> None:
+    run.note(
+        "human.asked",
+        method=event.method_name,
+        message=event.message,
+        emit=event.emit,
+        via="feedback",
+    )
+
+
+def _feedback_received(run: RunRecording, source: Any, event: Any) -> None:
+    run.note(
+        "human.answered",
+        method=event.method_name,
+        answer=event.feedback,
+        outcome=event.outcome,
+        via="feedback",
+    )
+
+
+def _input_requested(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("human.asked", method=event.method_name, message=event.message, via="ask")
+
+
+def _input_received(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("human.answered", method=event.method_name, answer=event.response, via="ask")
+
+
+def _checkpoint(run: RunRecording, source: Any, event: Any) -> None:
+    run.note("checkpoint", event=event.type, location=getattr(event, "location", None))
+
+
+_HANDLERS: dict[str, Callable[[RunRecording, Any, Any], None]] = {
+    "flow_started": _flow_started,
+    "method_execution_started": _method_started,
+    "method_execution_finished": _method_finished,
+    "method_execution_failed": _method_failed,
+    "method_execution_paused": _method_paused,
+    "flow_finished": _flow_finished,
+    "flow_failed": _flow_failed,
+    "llm_call_started": _llm_started,
+    "llm_call_completed": _llm_completed,
+    "llm_call_failed": _llm_failed,
+    "tool_usage_started": _tool_started,
+    "tool_usage_finished": _tool_finished,
+    "tool_usage_error": _tool_error,
+    "crew_kickoff_started": _crew_started,
+    "crew_kickoff_completed": _crew_completed,
+    "crew_kickoff_failed": _crew_failed,
+    "human_feedback_requested": _feedback_requested,
+    "human_feedback_received": _feedback_received,
+    "flow_input_requested": _input_requested,
+    "flow_input_received": _input_received,
+    "checkpoint_completed": _checkpoint,
+}
+
+
+def _outcome(result: Any) -> tuple[str, dict[str, Any]]:
+    if type(result).__name__ == "HumanFeedbackPending":
+        return "paused", {"message": str(getattr(result, "message", result))}
+    return "finished", {"output": result, "rendered": render_value(result)}
+
+
+def install() -> Callable[[], None]:
+    """Wrap ``Flow.kickoff_async`` so sampled runs are recorded; returns the undo."""
+    original = Flow.__dict__["kickoff_async"]
+    if getattr(original, "__flows_recorder__", False):
+        return lambda: None
+
+    @functools.wraps(original)
+    async def kickoff_async(self: Flow[Any], inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        run = capture.begin(FRAMEWORK, _CREWAI_VERSION, target_of(self), {"inputs": inputs})
+        if run is None:
+            return await original(self, inputs, *args, **kwargs)
+        with capture.recording(run):
+            token = add_stream_sink(CrewAISink(run))
+            try:
+                result = await original(self, inputs, *args, **kwargs)
+            except BaseException as exc:
+                run.finish("failed", error=_error(exc))
+                raise
+            finally:
+                reset_stream_sinks(token)
+        outcome, fields = _outcome(result)
+        run.finish(outcome, **fields)
+        return result
+
+    kickoff_async.__flows_recorder__ = True  # type: ignore[attr-defined]
+    Flow.kickoff_async = kickoff_async  # type: ignore[method-assign]
+
+    def undo() -> None:
+        if Flow.__dict__.get("kickoff_async") is kickoff_async:
+            Flow.kickoff_async = original  # type: ignore[method-assign]
+
+    return undo
+
+
+def shadow(run: RunRecording) -> Callable[[], None]:
+    """Record this context's crewAI events into ``run`` (replay compares them); the undo."""
+    token = add_stream_sink(CrewAISink(run))
+    return lambda: reset_stream_sinks(token)

@@ -1,0 +1,91 @@
+"""Flows recorded in production (a plain Python process) by the flight recorder tests.
+
+They call crewAI's real ``LLM`` (OpenAI provider) at ``OPENAI_BASE_URL``: the tests
+point it at the loopback server in tests/crewai/loopback_openai.py, which answers
+``"<n> words, starting '<first four words>'"``.
+"""
+
+from __future__ import annotations
+
+from crewai import LLM
+from crewai.flow.flow import Flow, and_, listen, router, start
+
+#: The classification instruction; a test changes it to see the drift reported.
+CLASSIFY_PROMPT = "Classify this ticket:"
+#: A classification longer than this many words is a long ticket (a test changes it).
+LONG_AFTER = 6
+
+
+def _ask(prompt: str) -> str:
+    return str(LLM(model="gpt-4o-mini", temperature=0).call([{"role": "user", "content": prompt}]))
+
+
+class TicketFlow(Flow):
+    """Classify a ticket; a long one is escalated, a short one answered."""
+
+    @start()
+    def classify(self) -> str:
+        return _ask(f"{CLASSIFY_PROMPT} {self.state['ticket']}")
+
+    @router(classify)
+    def route(self, label: str) -> str:
+        return "long" if int(label.split()[0]) > LONG_AFTER else "short"
+
+    @listen("long")
+    def escalate(self) -> str:
+        return "escalated: " + _ask(f"Write an escalation note for: {self.state['ticket']}")
+
+    @listen("short")
+    def answer(self) -> str:
+        reply = _ask(f"Answer briefly: {self.state['ticket']}")
+        if "starting 'Answer briefly: Explode" in reply:
+            # The production incident: a reply the parser did not expect.
+            raise ValueError(f"cannot parse the model's reply {reply!r}")
+        return "answered: " + reply
+
+
+class RaceFlow(Flow):
+    """Two listeners of one start race; each notes when its (slow or fast) LLM call returned."""
+
+    @start()
+    def begin(self) -> str:
+        self.state["order"] = []
+        return "go"
+
+    @listen(begin)
+    def slow(self) -> str:
+        reply = _ask("slow lookup of the archive")
+        self.state["order"].append("slow")
+        return reply
+
+    @listen(begin)
+    def fast(self) -> str:
+        reply = _ask("fast lookup of the cache")
+        self.state["order"].append("fast")
+        return reply
+
+    @listen(and_(slow, fast))
+    def report(self) -> list[str]:
+        return list(self.state["order"])
+
+
+class AskFlow(Flow):
+    """Asks a human for a name (``Flow.ask``)."""
+
+    @start()
+    def greet(self) -> str:
+        return f"hello {self.ask('Your name?')}"
+
+
+class CrewFlow(Flow):
+    """Kicks off a one-agent crew."""
+
+    @start()
+    def research(self) -> str:
+        from crewai import Agent, Crew, Task
+
+        agent = Agent(
+            role="Researcher", goal="Find facts", backstory="Careful", llm=LLM(model="gpt-4o-mini")
+        )
+        task = Task(description="Research {topic}", expected_output="notes", agent=agent)
+        return str(Crew(agents=[agent], tasks=[task]).kickoff(inputs={"topic": "tides"}).raw)

@@ -1,0 +1,272 @@
+"""The flight recorder, end to end: crewAI flows recorded in a plain Python process (no
+pytest) with crewAI's real ``LLM`` calling a loopback OpenAI-compatible server, then
+replayed under the harness with every LLM call answered from the record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import flight_flows
+import pytest
+from flight_flows import RaceFlow, TicketFlow
+from loopback_openai import LoopbackOpenAI
+
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows.recorder import read_record
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+
+
+@pytest.fixture(scope="module")
+def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One production process records four runs (the slow part: it imports crewAI)."""
+    out = tmp_path_factory.mktemp("recordings")
+    with LoopbackOpenAI(delays={"slow lookup": 0.3}) as server:
+        done = subprocess.run(
+            [sys.executable, str(HERE / "flight_production.py"), str(out), server.base_url],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    records = {}
+    for path in map(Path, report["written"]):
+        record = read_record(path)
+        inputs = record.run_kwargs.get("inputs") or {}
+        ticket = inputs.get("ticket", "")
+        name = (
+            "race"
+            if "RaceFlow" in record.target
+            else ("long" if "export" in ticket else "failed" if "Explode" in ticket else "short")
+        )
+        records[name] = record
+    report["records"] = records
+    report["server_requests"] = len(server.requests)
+    return report
+
+
+def test_the_production_process_loaded_no_test_dependency(production):
+    assert production["test_modules"] == []
+    assert sorted(production["records"]) == ["failed", "long", "race", "short"]
+
+
+def test_the_production_key_reaches_no_record(production):
+    import gzip
+
+    for record in production["records"].values():
+        text = gzip.decompress(record.path.read_bytes()).decode()
+        assert "sk-production-key" not in text
+        assert "0123456789abcdef" not in text
+
+
+def test_a_recorded_run_replays_with_the_same_trace_and_output(flows, production):
+    record = production["records"]["long"]
+    assert record.outcome == "finished"
+    replayed = flows.replay(record.path, TicketFlow)
+
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == production["results"]["long"]
+    assert replayed.replayed_trace == replayed.recorded_trace
+    # The harness's own trace shows the recorded route.
+    assert "router chose route label=long" in replayed.run.trace.render()
+
+
+def test_every_recorded_request_and_answer_is_in_the_record(production):
+    record = production["records"]["long"]
+    requests = record.of_kind("llm.request")
+    assert [r["method"] for r in requests] == ["classify", "escalate"]
+    assert requests[0]["messages"][0]["content"].startswith(flight_flows.CLASSIFY_PROMPT)
+    responses = record.of_kind("llm.response")
+    assert responses[0]["usage"]["total_tokens"] == 14
+    assert [e["method"] for e in record.of_kind("method.started")] == [
+        "classify",
+        "route",
+        "escalate",
+    ]
+    assert all(e["thread"] for e in record.entries)
+
+
+def test_a_run_that_failed_in_production_fails_the_same_way(flows, production):
+    record = production["records"]["failed"]
+    assert record.outcome == "failed"
+    replayed = flows.replay(record.path, TicketFlow)
+
+    assert not replayed.diverged, replayed.report()
+    assert isinstance(replayed.run.error, ValueError)
+    assert "Explode now" in str(replayed.run.error)
+
+
+def test_a_changed_prompt_is_reported_at_its_request_with_a_diff(flows, production, monkeypatch):
+    monkeypatch.setattr(flight_flows, "CLASSIFY_PROMPT", "Classify this support ticket:")
+    replayed = flows.replay(production["records"]["short"].path, TicketFlow)
+
+    first = replayed.first
+    assert first is not None and first.kind == "prompt"
+    assert first.where == "LLM call 1 of method classify"
+    assert "-  Classify this ticket: reset my password" in first.diff
+    assert "+  Classify this support ticket: reset my password" in first.diff
+    assert "prompt differs" in replayed.report()
+
+
+def test_two_listeners_that_raced_replay_in_the_recorded_order(flows, production):
+    record = production["records"]["race"]
+    assert production["results"]["race"] == ["fast", "slow"]  # slow's LLM answer came late
+    replayed = flows.replay(record.path, RaceFlow)
+
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == ["fast", "slow"]
+    assert "came back at seed" in replayed.interleaving
+
+
+def test_a_route_that_differs_today_is_reported(flows, production, monkeypatch):
+    monkeypatch.setattr(flight_flows, "LONG_AFTER", 40)  # today's router: few tickets are long
+    replayed = flows.replay(production["records"]["long"].path, TicketFlow)
+
+    first = replayed.first
+    assert first is not None and first.kind == "output"
+    assert first.where == "method route"
+    assert "returned 'short' (recorded: 'long')" in first.message
+    kinds = [d.kind for d in replayed.divergences]
+    assert "method" in kinds and "outcome" in kinds  # answer ran instead of escalate
+
+
+def test_replay_needs_the_flow_named_and_the_right_one(flows, production):
+    path = production["records"]["long"].path
+    with pytest.raises(FlowsUsageError, match="name the flow the record was made from"):
+        flows.replay(path)
+    with pytest.raises(FlowsUsageError, match="not flight_flows:RaceFlow"):
+        flows.replay(path, RaceFlow)
+
+
+def test_flows_replay_collects_every_record_as_a_test(pytester, production):
+    directory = production["records"]["long"].path.parent
+    run_ids = sorted(record.run_id for record in production["records"].values())
+
+    refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
+    refused.assert_outcomes(failed=4)
+    refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
+
+    result = pytester.runpytest_inprocess(
+        f"--flows-replay={directory}",
+        "--flows-replay-allow=flight_flows",
+        "-p",
+        "no:randomly",
+        "-v",
+    )
+    result.assert_outcomes(passed=4)
+    for run_id in run_ids:
+        result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
+
+
+def test_export_writes_a_ready_test_module_for_one_incident(pytester, production):
+    record = production["records"]["failed"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_flows.recorder", "export", str(record.path), "--to", "."],
+        capture_output=True,
+        text=True,
+        cwd=pytester.path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    test = pytester.path / f"test_replay_{record.run_id}.py"
+    assert f"wrote test_replay_{record.run_id}.py" in done.stdout
+    text = test.read_text()
+    assert "from flight_flows import TicketFlow" in text
+    assert "failed with ValueError" in text
+    assert (pytester.path / "flight_records" / record.path.name).is_file()
+    result = pytester.runpytest_inprocess(str(test), "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+
+
+def _write_record(path: Path, target: str, entries: list[dict], end: dict) -> Path:
+    """A record as the recorder writes it (for edges a loopback LLM cannot produce)."""
+    import gzip
+
+    header = {
+        "kind": "header",
+        "format": "pytest-flows-record",
+        "version": 1,
+        "run_id": "synthetic01",
+        "framework": "crewai",
+        "target": target,
+        "run_kwargs": {"inputs": {}},
+    }
+    lines = [header, *({"seq": n, "t": 0.0, **e} for n, e in enumerate(entries, 1)), end]
+    path.write_bytes(gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode()))
+    return path
+
+
+def test_human_answers_and_crew_results_are_answered_from_the_record(flows, tmp_path):
+    from flight_flows import AskFlow, CrewFlow
+
+    from pytest_flows._internal.trace import render_value
+
+    asked = _write_record(
+        tmp_path / "ask.flight.jsonl.gz",
+        "flight_flows:AskFlow",
+        [
+            {"kind": "method.started", "method": "greet"},
+            {"kind": "human.answered", "method": "greet", "via": "ask", "answer": "Ada"},
+            {"kind": "method.finished", "method": "greet", "rendered": render_value("hello Ada")},
+        ],
+        {"kind": "end", "outcome": "finished", "rendered": render_value("hello Ada")},
+    )
+    replayed = flows.replay(asked, AskFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "hello Ada"
+
+    crewed = _write_record(
+        tmp_path / "crew.flight.jsonl.gz",
+        "flight_flows:CrewFlow",
+        [
+            {"kind": "method.started", "method": "research"},
+            {"kind": "llm.request", "call_id": "c1", "method": "research", "agent": "Researcher"},
+            {"kind": "llm.response", "call_id": "c1", "method": "research", "response": "x"},
+            {"kind": "crew.finished", "method": "research", "crew": "crew", "raw": "tides: notes"},
+            {
+                "kind": "method.finished",
+                "method": "research",
+                "rendered": render_value("tides: notes"),
+            },
+        ],
+        {"kind": "end", "outcome": "finished", "rendered": render_value("tides: notes")},
+    )
+    replayed = flows.replay(crewed, CrewFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "tides: notes"
+
+
+def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(caplog):
+    """What the recorder's crewAI part relies on: kickoff passes inputs first; a sink
+    that fails logs and returns (it runs inside crewAI's emit)."""
+    import inspect
+    import logging
+
+    from crewai.flow.runtime import Flow
+
+    from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
+    from pytest_flows.recorder._crewai import CrewAISink
+
+    assert list(inspect.signature(Flow.kickoff_async).parameters)[:2] == ["self", "inputs"]
+    assert "self.kickoff_async(" in inspect.getsource(Flow.kickoff)
+
+    class Broken:
+        type = "method_execution_started"
+
+        @property
+        def method_name(self) -> str:
+            raise RuntimeError("odd event")
+
+    run = RunRecording(FlightRecorder("unused"), "crewai", "1", "m:F", {})
+    with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
+        CrewAISink(run)(object(), Broken())
+    assert "recording a crewAI event failed" in caplog.text

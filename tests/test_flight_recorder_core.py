@@ -1,0 +1,257 @@
+"""The flight recorder's core, without a framework: importable in production, the
+record format, no secret in a record (in any encoding), the size cap, the writer."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import logging
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+
+from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
+from pytest_flows._internal.flight.format import SUFFIX, RecordError, jsonable, read_record
+from pytest_flows._internal.flight.writer import RecordLeakError, Writer, encode_record
+from pytest_flows.recorder import record_flows, recording_from_env, stop_recording
+
+KEY = "sk-live-SECRET+value/0123456789=="
+
+
+def test_importing_the_recorder_loads_no_test_dependency():
+    code = (
+        "import sys, pytest_flows.recorder\n"
+        "print(sorted(m for m in ('pytest', '_pytest', 'hypothesis', 'syrupy', 'vcr',"
+        " 'freezegun', 'crewai', 'agent_framework') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def _record(tmp_path: Path, *entries: dict, max_bytes: int = 1 << 20) -> Path:
+    recorder = FlightRecorder(tmp_path, max_bytes=max_bytes)
+    run = RunRecording(recorder, "toy", "1.0", "app.flows:Toy", {"inputs": {"n": 1}})
+    for entry in entries:
+        run.note(**entry)
+    run.finish("finished", output="done")
+    assert recorder.flush(timeout=10)
+    (path,) = recorder.written
+    return path
+
+
+def test_a_record_is_versioned_json_lines_gzip_and_reads_back(tmp_path):
+    path = _record(
+        tmp_path,
+        {"kind": "method.started", "method": "a"},
+        {"kind": "method.finished", "method": "a", "output": {"x": (1, 2)}},
+    )
+    assert path.name.endswith(SUFFIX)
+    with gzip.open(path, "rt") as stream:
+        lines = [json.loads(line) for line in stream]
+    assert lines[0]["format"] == "pytest-flows-record" and lines[0]["version"] == 1
+    record = read_record(path)
+    assert record.target == "app.flows:Toy" and record.run_kwargs == {"inputs": {"n": 1}}
+    assert [e["kind"] for e in record.entries] == ["method.started", "method.finished"]
+    assert record.entries[1]["output"] == {"x": [1, 2]}
+    assert [e["seq"] for e in record.entries] == [1, 2]
+    assert record.outcome == "finished" and not record.truncated
+
+
+def test_reading_something_else_is_a_clear_error(tmp_path):
+    (tmp_path / "x.gz").write_bytes(b"not gzip")
+    with pytest.raises(RecordError, match="is not a flight record"):
+        read_record(tmp_path / "x.gz")
+    newer = tmp_path / "new.gz"
+    newer.write_bytes(gzip.compress(b'{"format": "pytest-flows-record", "version": 99}\n'))
+    with pytest.raises(RecordError, match="Upgrade pytest-flows"):
+        read_record(newer)
+
+
+def test_values_are_copied_when_noted(tmp_path):
+    state = {"items": [1]}
+    recorder = FlightRecorder(tmp_path)
+    run = RunRecording(recorder, "toy", "1", "m:F", {})
+    run.note("method.finished", method="a", output=state)
+    state["items"].append(2)  # the flow goes on mutating its state
+    assert run.entries[0]["output"] == {"items": [1]}
+
+
+def test_jsonable_never_fails():
+    class Odd:
+        def __repr__(self) -> str:
+            return "<odd>"
+
+    loop: list = []
+    loop.append(loop)
+    assert jsonable({"a": Odd(), "b": {3, 1}, "c": float("nan")}) == {
+        "a": "<odd>",
+        "b": [1, 3],
+        "c": "nan",
+    }
+    assert "<too deep>" in json.dumps(jsonable(loop))
+
+
+# -- no secret in a record (the cassette secret tests' cases) ----------------------------------
+def _text(path: Path) -> str:
+    return gzip.decompress(path.read_bytes()).decode("utf-8")
+
+
+def test_environment_secrets_are_scrubbed_in_any_encoding(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    spellings = [
+        KEY,
+        quote(KEY, safe=""),
+        quote_plus(KEY),
+        json.dumps(KEY)[1:-1].replace("/", "\\/"),
+        base64.b64encode(f"alice:{KEY}".encode()).decode(),
+        base64.urlsafe_b64encode(KEY.encode()).decode(),
+    ]
+    path = _record(
+        tmp_path,
+        *(
+            {"kind": "llm.request", "messages": [{"role": "user", "content": f"my key: {s}"}]}
+            for s in spellings
+        ),
+    )
+    text = _text(path)
+    assert "SECRET" not in text
+    assert "<secret>" in text
+    assert len(read_record(path).of_kind("llm.request")) == len(spellings)
+
+
+def test_secret_named_fields_are_masked_and_their_values_removed_everywhere(tmp_path):
+    path = _record(
+        tmp_path,
+        {"kind": "method.finished", "method": "a", "output": {"client_secret": "hunter2-longer"}},
+        {"kind": "method.finished", "method": "b", "output": "echo: hunter2-longer"},
+        {
+            "kind": "tool.started",
+            "tool": "http",
+            "args": {"headers": {"X-Api-Key": "abcd1234efgh"}},
+        },
+        {"kind": "tool.finished", "tool": "http", "output": '{"api_key": "zzzz9999yyyy"}'},
+        {"kind": "tool.finished", "tool": "http", "output": "https://h/x?token=tttt5555uuuu&q=1"},
+    )
+    text = _text(path)
+    for secret in ("hunter2-longer", "abcd1234efgh", "zzzz9999yyyy", "tttt5555uuuu"):
+        assert secret not in text
+    record = read_record(path)
+    assert record.entries[0]["output"] == {"client_secret": "<secret>"}
+    assert record.entries[1]["output"] == "echo: <secret>"
+
+
+def test_headers_are_masked_by_name(tmp_path):
+    path = _record(
+        tmp_path,
+        {
+            "kind": "llm.request",
+            "headers": {"Authorization": "Bearer abcdefgh12345678", "content-type": "json"},
+        },
+    )
+    text = _text(path)
+    assert "abcdefgh12345678" not in text
+    assert '"content-type":"json"' in text
+
+
+def test_a_record_that_would_still_leak_is_refused_not_written(tmp_path, monkeypatch):
+    # A scrubber that misses a value: the final check must still refuse.
+    from pytest_flows._internal.recording import scrub
+
+    monkeypatch.setattr(scrub.Scrubber, "text", lambda self, text: text)
+    monkeypatch.setattr(scrub.Scrubber, "value", lambda self, data: data)
+    with pytest.raises(RecordLeakError):
+        encode_record(
+            {"kind": "header"},
+            [{"kind": "x", "content": KEY}],
+            {"kind": "end"},
+            max_bytes=1 << 20,
+            secrets=(KEY,),
+        )
+
+
+def test_the_size_cap_cuts_the_run_and_says_so(tmp_path):
+    big = "x" * 400
+    path = _record(
+        tmp_path, *({"kind": "tool.finished", "output": big} for _ in range(20)), max_bytes=2048
+    )
+    record = read_record(path)
+    assert record.truncated
+    assert len(record.entries) < 20
+    assert len(gzip.decompress(path.read_bytes())) <= 2048 + 400
+
+
+def test_a_full_queue_drops_the_run_and_never_blocks(caplog):
+    writer = Writer(queue_size=1)
+    gate = threading.Event()
+    assert writer.submit(gate.wait)  # the writer thread is stuck on a slow disk
+    writer.submit(lambda: None)  # fills the queue (or is taken if the thread got there)
+    with caplog.at_level(logging.WARNING, logger="pytest_flows.recorder"):
+        results = [writer.submit(lambda: None) for _ in range(3)]
+    assert False in results and writer.dropped >= 1
+    assert "queue is full" in caplog.text
+    gate.set()
+    assert writer.flush(timeout=10)
+
+
+def test_a_failing_write_is_logged_and_never_raises(tmp_path, caplog):
+    writer = Writer()
+
+    def boom() -> None:
+        raise OSError("disk full")
+
+    with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
+        assert writer.submit(boom)
+        assert writer.flush(timeout=10)
+    assert "writing a flight record failed" in caplog.text
+
+
+def test_a_value_that_cannot_be_dumped_is_kept_as_its_repr(tmp_path):
+    class Model:
+        def model_dump(self, mode: str = "python") -> dict:
+            raise RuntimeError("broken validator")
+
+        def __repr__(self) -> str:
+            return "<Model>"
+
+    recorder = FlightRecorder(tmp_path)
+    run = RunRecording(recorder, "toy", "1", "m:F", {})
+    run.note("method.finished", method="a", output=Model())
+    assert run.entries[0]["output"] == "<Model>"
+
+
+def test_a_recording_failure_is_logged_and_never_raised(tmp_path, caplog, monkeypatch):
+    recorder = FlightRecorder(tmp_path)
+    run = RunRecording(recorder, "toy", "1", "m:F", {})
+    monkeypatch.setattr("pytest_flows._internal.flight.capture.jsonable", _boom)
+    with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
+        run.note("method.started", method="a")  # does not raise
+        run.finish("finished", output=1)  # does not raise either
+    assert "recording a method.started entry failed" in caplog.text
+    assert "finishing a record failed" in caplog.text
+
+
+def _boom(value: object) -> object:
+    raise RuntimeError("recorder bug")
+
+
+def test_record_flows_checks_its_arguments_and_reads_the_environment(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="share of runs"):
+        record_flows(tmp_path, sample=2)
+    with pytest.raises(ValueError, match="needs a directory"):
+        monkeypatch.delenv("PYTEST_FLOWS_RECORD", raising=False)
+        record_flows()
+    monkeypatch.setenv("PYTEST_FLOWS_RECORD", f"{tmp_path},0.25")
+    recorder = recording_from_env(frameworks=[])
+    try:
+        assert recorder is not None
+        assert recorder.directory == tmp_path and recorder.sample == 0.25
+    finally:
+        stop_recording()
+    monkeypatch.setenv("PYTEST_FLOWS_RECORD", f"{tmp_path},often")
+    with pytest.raises(ValueError, match="not a number"):
+        recording_from_env(frameworks=[])
