@@ -171,7 +171,7 @@ def test_thread_start_is_patched_once_for_the_scheduler_and_context_inheritance(
     with threads_inherit_context():
         with _stdlib_seams.patched(sched):
             assert threading.Thread.start is _stdlib_seams._start
-            assert threading.Lock is _stdlib_seams.SchedLock
+            assert isinstance(threading.Lock(), _stdlib_seams.SchedLock)
         assert threading.Thread.start is _stdlib_seams._start  # still inheriting
     assert threading.Thread.start is real_start
     assert threading.Lock is real_lock

@@ -18,6 +18,7 @@ from pytest_flows._internal.frozen_dates import fakes_valid_as_real
 from pytest_flows._internal.loop import VirtualClock
 from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.participants import internal_lock, real_monotonic
+from pytest_flows._internal.virtual_clocks import virtual_clocks
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 
@@ -68,13 +69,15 @@ class _VirtualNow:
         self._epoch = epoch.astimezone(_dt.UTC).replace(tzinfo=None)
         # Every crewai event stamps now(), and the clock rarely moves between two: the
         # last answer, with the clock reading it is for (one tuple: threads may race).
-        self._last = (math.nan, self._epoch)  # nan: no reading equals it
+        self._last: tuple[float, _dt.datetime] = (math.nan, self._epoch)  # nan: equals none
 
     def __call__(self) -> _dt.datetime:
-        now = self._clock.monotonic()
+        now = self._clock.monotonic_ns()
         at, value = self._last
         if at != now:
-            value = self._epoch + _dt.timedelta(seconds=now)
+            # Whole microseconds, cut as a real clock cuts them: from the integer count,
+            # so a wait of d moves now() by d (a float of seconds would round either way).
+            value = self._epoch + _dt.timedelta(microseconds=now // 1000)
             self._last = (now, value)
         return value
 
@@ -121,6 +124,7 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
             loop_time.replace(_real_loop_time),
             direct_caller_only.replace(1),
             _pickled_as_real(fz_api),
+            virtual_clocks(clock, epoch, fz_api),
             fakes_valid_as_real(fz_api),
         ):
             yield

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -48,32 +49,93 @@ T = TypeVar("T")
 
 
 class VirtualClock:
-    """A monotonic clock that only moves when told to (or when a loop is idle)."""
+    """A monotonic clock that only moves when told to (or when a loop is idle).
+
+    Time is kept as a whole number of nanoseconds, and every clock the code can read
+    derives from it (``monotonic``/``perf_counter`` as seconds from 0, their ``_ns``
+    forms, the frozen wall clock as an epoch plus it). A wait of ``d`` seconds moves
+    it by ``d`` rounded up to a nanosecond, as CPython rounds a timeout, and by a little
+    more (under a quarter microsecond) when the float clocks' rounding at the current
+    reading would otherwise show less than ``d``: a real clock never reports less.
+    """
 
     def __init__(self, start: float = 0.0) -> None:
-        self._now = float(start)
+        self._ns = _ns_at(float(start))
+        self._now = self._ns / 1e9
         self._lock = threading.Lock()
+        #: The frozen wall clock's epoch in nanoseconds (set while a test freezes it):
+        #: a span must not look shorter on ``time.time()`` either.
+        self.wall_epoch_ns: int | None = None
 
     def monotonic(self) -> float:
         """Seconds on the virtual clock."""
         return self._now
 
+    def monotonic_ns(self) -> int:
+        """Nanoseconds on the virtual clock."""
+        return self._ns
+
+    def after(self, seconds: float) -> float:
+        """The reading ``seconds`` from now (a deadline): once the clock is there, every
+        clock read now and then shows at least ``seconds`` between the two."""
+        ns = self._ns
+        if not math.isfinite(seconds):  # a wait for ever (never due), or nan as given
+            return ns / 1e9 + seconds
+        return (ns + _span(ns, seconds, self.wall_epoch_ns)) / 1e9
+
     def advance(self, seconds: float) -> float:
         """Move the clock forward by ``seconds`` (never backwards); returns the new time."""
         seconds = check_duration("flows.clock.advance(seconds)", seconds)
         with self._lock:
-            self._now += seconds
+            self._set(self._ns + _span(self._ns, seconds, self.wall_epoch_ns))
             return self._now
 
     def advance_to(self, when: float) -> float:
         """Move the clock to ``when`` if that is later than now; returns the new time."""
         with self._lock:
             if when > self._now:
-                self._now = when
+                self._set(_ns_at(when))
             return self._now
+
+    def _set(self, ns: int) -> None:
+        self._ns = ns
+        self._now = ns / 1e9
 
     def __repr__(self) -> str:
         return f"VirtualClock(t={self._now:g})"
+
+
+def _ns_at(when: float) -> int:
+    """The first whole nanosecond whose reading in seconds is ``when`` or later."""
+    ns = math.ceil(when * 1e9)
+    while ns / 1e9 < when:
+        ns += 1
+    while ns > 0 and (ns - 1) / 1e9 >= when:
+        ns -= 1
+    return ns
+
+
+def _span(ns: int, seconds: float, wall_epoch_ns: int | None) -> int:
+    """Nanoseconds to move from ``ns`` so that ``seconds`` pass on every clock: the
+    timeout rounded up (as CPython does), plus what float rounding would take away."""
+    if seconds <= 0:
+        return 0
+    span = math.ceil(seconds * 1e9)
+    for _ in range(8):  # each pass adds the shortfall (at least one step of the grid)
+        short = seconds - ((ns + span) / 1e9 - ns / 1e9)
+        step = 1
+        if wall_epoch_ns is not None:
+            start = wall_epoch_ns + ns
+            wall_short = seconds - ((start + span) / 1e9 - start / 1e9)
+            if wall_short > short:
+                # time.time()'s float moves in steps of its last bit (about 0.24 us
+                # today): less than a step more would read the same.
+                short = wall_short
+                step = math.ceil(math.ulp(start / 1e9) * 1e9)
+        if short <= 0:
+            break
+        span += max(step, math.ceil(short * 1e9))
+    return span
 
 
 @dataclass
@@ -210,6 +272,15 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         if scheduler is None:
             return real_monotonic()
         return scheduler.clock.monotonic()
+
+    def call_later(  # type: ignore[override]
+        self, delay: float, callback: Any, *args: Any, context: Any = None
+    ) -> asyncio.TimerHandle:
+        scheduler = self._driver()
+        if scheduler is None or not isinstance(delay, int | float):
+            return super().call_later(delay, callback, *args, context=context)
+        # asyncio.sleep(d) and friends: once the timer fires, every clock shows d passed.
+        return self.call_at(scheduler.clock.after(delay), callback, *args, context=context)
 
     # -- taking part in the thread scheduler ----------------------------------
     def run_forever(self) -> None:

@@ -172,6 +172,9 @@ class Participant:
         "job",
         "loops",
         "name",
+        "native",
+        "note",
+        "outside",
         "priority",
         "ready_when",
         "sched",
@@ -184,6 +187,12 @@ class Participant:
         self.name = name
         self.seq = seq
         self.ident: int | None = None
+        self.native: int | None = None  # the OS thread id (its state in /proc)
+        #: Blocked outside the scheduler (an unmanaged lock, a socket, a C call) for longer
+        #: than the scheduler's bound: the others run meanwhile, and this thread waits
+        #: for the baton at its next switch point (see ThreadScheduler's liveness guard).
+        self.outside = False
+        self.note = ""  # what it blocked on, for the warning it gives when it comes back
         self._wake = _real_lock()
         self._wake.acquire()  # parked until someone hands it the baton
         self.begun = _real_lock()
@@ -213,7 +222,7 @@ class Participant:
         return bool(self.loops)
 
     def ready(self, now: float) -> bool:
-        if self.done:
+        if self.done or self.outside:
             return False
         if self.ready_when is None:
             return True

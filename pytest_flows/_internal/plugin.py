@@ -19,6 +19,7 @@ import pytest
 # Imported at every pytest start-up, flows test or not: only light wiring here. The
 # harness (loop, threads, isolation, pydantic) loads when a test first needs it.
 from pytest_flows._internal import imports as _imports
+from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal import syrupy_extension
 from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows._internal.coverage import pytest_wiring as flows_coverage
@@ -56,7 +57,7 @@ FLOWS_FIXTURES = frozenset(
     }
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
-MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races")
+MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races", "block_grace")
 
 #: Values of the ``flows_isolation`` ini setting: around each flows test (default),
 #: or for the whole session.
@@ -129,6 +130,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("flows_seed", "default scheduler seed", default="0")
     parser.addini("flows_races", "off, warn or fail: what a state race does", default="off")
+    parser.addini(
+        "flows_block_grace",
+        "real seconds a flow thread may block outside the scheduler (an unmanaged lock, "
+        "a socket) before the others run meanwhile (default 0.25)",
+        default="",
+    )
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
     syrupy_extension.addoption(parser)
     recording.addoption(parser)
@@ -172,6 +179,8 @@ def _install(config: pytest.Config) -> None:
     restore: list[Any] = []
     config.stash[_RESTORE] = restore
     config.stash[_MODE] = mode
+    # Before any conftest or test module binds threading.Lock (lock_factory.py).
+    restore.append(_lock_factory.install())
     if mode == "session":
         from pytest_flows._internal.loop import DeterministicEventLoopPolicy
 
@@ -353,13 +362,27 @@ def _session_for(item: pytest.Item) -> FlowsSession:
     hosts = [*config.getini("flows_allow_hosts"), *marked]
     from pytest_flows._internal.session import FlowsSession  # pydantic and friends: only when used
 
-    session = FlowsSession(
-        seed=seed,
-        test_id=item.nodeid,
-        console=bool(settings.get("console", _console_default(item))),
-        allow_hosts=hosts,
-        budget=settings.get("budget"),
-    )
+    grace: Any = settings.get("block_grace")
+    where = "@pytest.mark.flows(block_grace=...)"
+    if grace is None and str(config.getini("flows_block_grace")).strip():
+        where = "ini option flows_block_grace"
+        try:
+            grace = float(str(config.getini("flows_block_grace")).strip())
+        except ValueError:
+            grace = config.getini("flows_block_grace")
+    try:
+        session = FlowsSession(
+            seed=seed,
+            test_id=item.nodeid,
+            console=bool(settings.get("console", _console_default(item))),
+            allow_hosts=hosts,
+            budget=settings.get("budget"),
+            block_grace=grace,
+        )
+    except FlowsUsageError as exc:
+        raise pytest.UsageError(
+            f"{item.nodeid}: {str(exc).replace('FlowsSession(block_grace=...)', where)}"
+        ) from None
     _explore_settings(item, settings, session)
     return session
 

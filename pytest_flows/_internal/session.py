@@ -32,6 +32,7 @@ from pytest_flows._internal.identity import (
     seeded_uuids,
 )
 from pytest_flows._internal.isolation import deterministic_loops
+from pytest_flows._internal.liveness import check_block_grace
 from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows._internal.participants import internal_lock
 from pytest_flows._internal.run import FlowRun
@@ -56,6 +57,7 @@ class FlowsSession:
         allow_hosts: Sequence[str] = (),
         epoch: _dt.datetime = DEFAULT_EPOCH,
         budget: Any = None,
+        block_grace: float | None = None,
     ) -> None:
         self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
         #: @pytest.mark.flows(schedule=...) / --flows-schedule: every run replays it.
@@ -64,6 +66,10 @@ class FlowsSession:
         self.races = "off"
         self.recorded_schedules: list[Any] = []  # what the runs accessed (races != "off")
         self.scheduler = _loop.Scheduler(seed=seed, stream=test_id)
+        if block_grace is not None:
+            self.scheduler.threads.block_grace = check_block_grace(
+                block_grace, "FlowsSession(block_grace=...)"
+            )
         self.test_id = test_id
         self.console = console
         self.allow_hosts = check_allow_hosts(allow_hosts, "FlowsSession(allow_hosts=...)")

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal.participants import (
     FlowsAborted,
     Participant,
@@ -91,7 +92,7 @@ class SchedLock:
             sched.switch(me, why="lock")
         if self._real.acquire(False):
             return True
-        deadline = None if timeout == -1 else sched.clock.monotonic() + timeout
+        deadline = None if timeout == -1 else sched.clock.after(timeout)
         while True:
             ready = sched.block(me, self._free, deadline, "a lock (see its stack)")
             if self._real.acquire(False):
@@ -196,7 +197,7 @@ def _join(self: threading.Thread, timeout: float | None = None) -> None:
         _real_join(self, timeout)
         return
     sched = me.sched
-    deadline = None if timeout is None else sched.clock.monotonic() + max(timeout, 0)
+    deadline = None if timeout is None else sched.clock.after(max(timeout, 0))
     if sched.block(me, lambda: child.done, deadline, f"Thread.join({self.name!r})"):
         _real_join(self)  # the OS thread is past its last managed step
     elif current() is None:  # the test ended meanwhile
@@ -209,7 +210,12 @@ _SOCKET_WHY = "the network guard refuses hosts outside allow_hosts"
 SEAMS = Registry(
     "Python standard library",
     __name__,
-    Seam("threading:Lock", "patch", f"{_SCHEDULER}: a blocking acquire is a switch point"),
+    Seam(
+        "threading:Lock",
+        "patch",
+        f"{_SCHEDULER}: for the session, a factory that builds managed locks while a "
+        "scheduler is active, even bound at import (lock_factory.py)",
+    ),
     Seam(
         "threading:_allocate_lock",
         "patch",
@@ -221,11 +227,26 @@ SEAMS = Registry(
         f"{_SCHEDULER} sees a Condition block only through _allocate_lock()",
         source=("_allocate_lock()",),
     ),
-    Seam("threading:RLock", "patch", f"{_SCHEDULER}: the pure-Python RLock, built on Lock"),
+    Seam(
+        "threading:_CRLock",
+        "patch",
+        f"{_SCHEDULER}: None while active, so RLock() (however it was bound) builds the "
+        "pure-Python RLock, which builds on Lock",
+    ),
+    Seam(
+        "threading:RLock",
+        "read",
+        f"{_SCHEDULER}: RLock() picks the C RLock only when _CRLock is set",
+        source=("if _CRLock is None:",),
+    ),
     Seam("threading:_PyRLock", "read", f"{_SCHEDULER}: the RLock that builds on Lock"),
     Seam("queue:SimpleQueue", "patch", f"{_SCHEDULER}: pools' work queues, built on Lock"),
     Seam("queue:_PySimpleQueue", "read", f"{_SCHEDULER}: the SimpleQueue that builds on Lock"),
     Seam("time:sleep", "patch", f"{_SCHEDULER}: a managed thread sleeps on virtual time"),
+    Seam(
+        "time:time", "patch", "while frozen: the epoch plus the virtual clock (virtual_clocks.py)"
+    ),
+    Seam("time:time_ns", "patch", "the same, in exact nanoseconds (virtual_clocks.py)"),
     Seam(
         "threading:Thread.start",
         "patch",
@@ -285,6 +306,16 @@ FREEZEGUN = Registry(
         "only a call's direct caller decides whether it reads real time (pytest, hypothesis)",
     ),
     Seam("freezegun.api:FakeDatetime", "patch", "renamed while frozen so pickles name datetime"),
+    Seam(
+        "freezegun.api:_get_fake_monotonic",
+        "patch",
+        "monotonic() and perf_counter() read the virtual clock's seconds (virtual_clocks.py)",
+    ),
+    Seam(
+        "freezegun.api:_get_fake_monotonic_ns",
+        "patch",
+        "their _ns forms read its nanoseconds (virtual_clocks.py)",
+    ),
     Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
     Seam("freezegun.api:real_date", "read", "the real date class pydantic compares with"),
     Seam("freezegun.api:real_datetime", "read", "the real datetime class pydantic compares with"),
@@ -313,10 +344,11 @@ PYDANTIC = Registry(
 )
 
 #: What :func:`patched` installs while a scheduler is active (Thread.start: see _start_users).
+# Each keeps the kind of what it replaces (a function stays a function, a class a
+# class): annotations, isinstance checks and pydantic schemas see what they see bare.
 _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
-    ("threading:Lock", SchedLock),
-    ("threading:_allocate_lock", SchedLock),
-    ("threading:RLock", threading._PyRLock),  # type: ignore[attr-defined]
+    ("threading:_allocate_lock", _lock_factory.lock),
+    ("threading:_CRLock", None),
     ("queue:SimpleQueue", queue._PySimpleQueue),  # type: ignore[attr-defined]
     ("time:sleep", _sleep),
     ("threading:Thread.join", _join),
@@ -391,6 +423,12 @@ def patched(sched: Any) -> Iterator[None]:
         if _depth == 1:
             for target, value in _SCHEDULER_PATCHES:
                 _scheduler_patches.enter_context(SEAMS[target].replace(value))
+            if threading.Lock is not _lock_factory.lock:  # no plugin installed it
+                _scheduler_patches.enter_context(
+                    SEAMS["threading:Lock"].replace(_lock_factory.lock)
+                )
+            _lock_factory.build_with(SchedLock, SchedLock)
+            _scheduler_patches.callback(_lock_factory.build_with, None)
         with _thread_start_patched():
             yield
     finally:

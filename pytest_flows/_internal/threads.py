@@ -25,11 +25,13 @@ import math
 import random
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytest_flows._internal import liveness
 from pytest_flows._internal.deadlock_report import deadlock_report
-from pytest_flows._internal.errors import FlowsDeadlockError
+from pytest_flows._internal.errors import FlowsDeadlockError, FlowsWarning
 from pytest_flows._internal.participants import (
     FlowsAborted,
     Participant,
@@ -87,6 +89,11 @@ class ThreadScheduler:
         self.chooser: Chooser | None = None
         #: Bumped for each run under a schedule (see :meth:`submit`).
         self.epoch = 0
+        #: Real seconds the thread holding the baton may block outside the scheduler
+        #: before the others run meanwhile (see :mod:`pytest_flows._internal.liveness`).
+        self.block_grace = liveness.DEFAULT_BLOCK_GRACE
+        self._warned: set[str] = set()
+        liveness.watch(self)
 
     # -- joining and leaving ---------------------------------------------------------
     def _new(self, name: str) -> Participant:
@@ -113,10 +120,13 @@ class ThreadScheduler:
 
     def _bind(self, p: Participant) -> None:
         p.ident = _get_ident()
+        p.native = threading.get_native_id()
         _stack().append(p)
 
     def leave(self, p: Participant) -> None:
         """The calling participant is done: hand the baton on and forget this thread."""
+        if p.outside:
+            self._reenter(p)
         stack = _stack()
         if p in stack:
             stack.remove(p)
@@ -146,6 +156,8 @@ class ThreadScheduler:
         test's pool if there is one (threads are reused, as in a real pool), else a new
         one. The seed decides whether it runs at once."""
         me = current()
+        if me is not None and me.outside:
+            self._reenter(me)
         with self._mutex:
             # Under a schedule, a run reuses only its own workers: every run of an
             # exploration then starts alike and the schedule replays.
@@ -228,6 +240,8 @@ class ThreadScheduler:
     def start(self, thread: threading.Thread, child: Participant) -> None:
         """Start ``thread`` (its run calls :meth:`begin` for ``child``) from the calling thread."""
         me = current()
+        if me is not None and me.outside:
+            self._reenter(me)
         # Thread.start() waits for the new thread's bootstrap, which runs before any
         # managed code: both sides of that wait are real, so nothing can switch.
         ident = _get_ident()
@@ -249,6 +263,8 @@ class ThreadScheduler:
     # -- switching ---------------------------------------------------------------------
     def switch(self, me: Participant, *, handoff: Participant | None = None, why: str = "") -> None:
         """A switch point where ``me`` could go on: the seed picks who runs now."""
+        if me.outside:
+            self._reenter(me)
         if self._aborted is not None:
             self._check_abort(me)
             return
@@ -272,6 +288,8 @@ class ThreadScheduler:
         what: str,
     ) -> bool:
         """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready."""
+        if me.outside:
+            self._reenter(me)
         while True:
             if ready_when():
                 return True
@@ -315,7 +333,7 @@ class ThreadScheduler:
         if seconds <= 0:
             self.switch(me, why="yield")
             return
-        self.block(me, _never, self.clock.monotonic() + seconds, f"time.sleep({seconds:g})")
+        self.block(me, _never, self.clock.after(seconds), f"time.sleep({seconds:g})")
 
     # -- the choice ----------------------------------------------------------------------
     def _ready(self, exclude: Participant | None = None) -> list[Participant]:
@@ -441,7 +459,7 @@ class ThreadScheduler:
                 # Only threads are left and all are blocked: something outside the flow
                 # (a test thread, interpreter shutdown) may still release them.
                 return None
-            limit = REAL_IO_PATIENCE if self._watches_sockets() else DEADLOCK_GRACE
+            limit = REAL_IO_PATIENCE if self._watches_sockets() else self.outside_patience()
             if waited >= limit:
                 return self._deadlock(me)
             # Something outside the flow (a socket, a thread of the test) may still
@@ -454,6 +472,105 @@ class ThreadScheduler:
             if due is not None:
                 self.clock.advance_to(min(due, self.clock.monotonic() + slept))
             pause = min(pause * 2, 0.002)
+
+    # -- the liveness guard (see pytest_flows._internal.liveness) ---------------------
+    @property
+    def holder(self) -> Participant | None:
+        """The participant holding the baton (None: nobody runs)."""
+        return self._holder
+
+    def has_outside(self) -> bool:
+        """Whether a participant is blocked outside the scheduler."""
+        return any(p.outside for p in self._parts)
+
+    def outside_patience(self) -> float:
+        """Real seconds to wait, with nothing else able to run, before calling the run
+        deadlocked: a socket may take a while to answer, nothing else should."""
+        if any(p.outside and p.what.startswith("a socket") for p in self._parts):
+            return REAL_IO_PATIENCE
+        return DEADLOCK_GRACE
+
+    def blocked_outside(
+        self, p: Participant, frame: object, lasti: int, what: str, in_socket: bool
+    ) -> None:
+        """The watchdog saw ``p``, holding the baton, blocked outside the scheduler for
+        longer than :attr:`block_grace`: a switch point. The others run meanwhile, and
+        ``p`` waits for the baton again at its next switch point."""
+        with self._mutex:
+            if self._holder is not p or p.outside or self._aborted is not None or self.detached:
+                return
+            now = sys._current_frames().get(p.ident) if p.ident is not None else None
+            if now is not frame or getattr(now, "f_lasti", None) != lasti:
+                return  # it moved on meanwhile
+            p.outside = True
+            p.what = f"{what} (blocked outside the scheduler)"
+            self._holder = None
+            if what not in self._warned:
+                self._warned.add(what)
+                p.note = what
+        if self.chooser is not None:
+            self.chooser.caveats.add(
+                "a thread blocked outside the scheduler (an unmanaged lock, a socket): "
+                "the order around it is the OS's"
+            )
+        self._resume_others()
+
+    def _resume_others(self) -> None:
+        """Hand the free baton to whoever can run (the clock jumps to a due deadline if
+        nobody can); else the outside thread takes it when it comes back."""
+        with self._mutex:
+            if self._holder is not None or self._aborted is not None or self.detached:
+                return
+            ready = self._ready()
+            if not ready:
+                due = self._next_deadline()
+                if due is not None:
+                    self.clock.advance_to(due)
+                    ready = self._ready()
+            if not ready:
+                return
+            if self.seed == 0 or self.chooser is not None:
+                workers = [p for p in ready if not p.is_loop]
+                nxt = (workers or ready)[0]
+            else:
+                nxt = self._pick(ready)
+            self._holder = nxt
+            self.switches += 1
+        nxt._wake.release()
+
+    def _reenter(self, me: Participant) -> None:
+        """``me`` came back from a block outside the scheduler: it waits for the baton."""
+        with self._mutex:
+            me.outside = False
+            me.what = ""
+            me.ready_when, me.deadline = None, None
+            take = self._holder is None and self._aborted is None
+            if take:
+                self._holder = me
+        note, me.note = me.note, ""
+        if not take:
+            self._park(me)
+        if note:
+            warnings.warn(
+                FlowsWarning(
+                    f"a flow thread blocked outside the scheduler for over {self.block_grace:g} "
+                    f"real seconds on {note}; the other threads ran meanwhile, so the order "
+                    "around it is only as deterministic as that primitive. Build locks, "
+                    "conditions and events during the test (they are then managed), or "
+                    "raise the grace with @pytest.mark.flows(block_grace=...)."
+                ),
+                stacklevel=4,
+            )
+
+    def outside_deadlock(self) -> None:
+        """Nothing has run for the patience while a thread is blocked outside the
+        scheduler and nobody else can move: report every thread, never wait for ever."""
+        with self._mutex:
+            if self._holder is not None or self._aborted is not None or self.detached:
+                return
+            if self._ready() or not any(p.is_loop for p in self._parts):
+                return
+        self._deadlock(None)
 
     def _watches_sockets(self) -> bool:
         for p in self._parts:

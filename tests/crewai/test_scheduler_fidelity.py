@@ -63,6 +63,10 @@ SCRIPT = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
+    # As the plugin does before any conftest loads: a lock factory crewai binds at
+    # import builds managed locks in a flows test (lock_factory.py).
+    from pytest_flows._internal import lock_factory
+    lock_factory.install()
     from scheduler_flows import LostUpdate
     from pytest_flows import FlowsSession
 
