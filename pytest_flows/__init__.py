@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from pytest_flows._internal.trajectory import TrajectoryMismatch
     from pytest_flows._internal.usage import BudgetExceeded, Usage
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Public name -> the internal module that defines it (imported on first use).
 _EXPORTS = {

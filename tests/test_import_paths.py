@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import pytest_flows
+from pytest_flows._internal.deprecation import ALIASES
 
 PACKAGE = Path(pytest_flows.__file__).parent
 
@@ -34,7 +35,14 @@ def _all_modules() -> list[str]:
     return modules
 
 
-MODULES = _all_modules()
+#: The deprecated aliases at the top re-export public names only (tests/test_public_paths.py
+#: imports each in a fresh interpreter); the adapters' aliases stay here, since what can
+#: break there is the adapter's re-entrant load.
+MODULES = [
+    m
+    for m in _all_modules()
+    if m not in ALIASES or m.startswith(("pytest_flows.crewai.", "pytest_flows.agent_framework."))
+]
 
 
 def test_every_module_is_found() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import pytest_flows
+from pytest_flows._internal.deprecation import ALIASES
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_flows"
@@ -42,6 +43,10 @@ TOP_LEVEL = {
     "agent_framework",
     "conformance",
     "_internal",
+    # `pytest -p pytest_flows.plugin` (docs/reference.md, "Loading the plugin")
+    "plugin.py",
+    # deprecated aliases of paths earlier docs showed (tests/test_public_paths.py)
+    *{f"{alias.split('.')[1]}{'' if alias.count('.') > 1 else '.py'}" for alias in ALIASES},
 }
 
 _DOTTED = re.compile(r"(?<![\w.])pytest_flows(?:\.[A-Za-z_]\w*)+")
@@ -86,7 +91,9 @@ def test_everything_not_public_is_under_internal() -> None:
         public = [
             p.name
             for p in (PACKAGE / adapter).glob("*.py")
-            if p.name != "__init__.py" and not p.name.startswith("_")
+            if p.name != "__init__.py"
+            and not p.name.startswith("_")
+            and f"pytest_flows.{adapter}.{p.stem}" not in ALIASES
         ]
         assert public == [], f"pytest_flows.{adapter}: only __init__ is public; prefix with _"
 

@@ -1,0 +1,33 @@
+"""Deprecated alias of what a scripted reply can be: import from :mod:`pytest_flows`
+instead.
+
+``pytest_flows.replies`` was a documented import path before pytest-flows 0.2.0 moved
+its code under ``pytest_flows._internal``. It re-exports the same objects and warns once
+when imported; it goes in 0.4.0 (CHANGELOG.md).
+"""
+
+from pytest_flows import (
+    ProviderError,
+    RateLimitError,
+    Stream,
+    ToolCall,
+    call_tool,
+    stream,
+)
+from pytest_flows._internal.deprecation import missing_name, warn_moved
+
+#: Where each name lives now.
+HOMES = {
+    "pytest_flows": [
+        "ProviderError",
+        "RateLimitError",
+        "Stream",
+        "ToolCall",
+        "call_tool",
+        "stream",
+    ],
+}
+__all__ = ["ProviderError", "RateLimitError", "Stream", "ToolCall", "call_tool", "stream"]
+
+warn_moved(__name__, HOMES)
+__getattr__ = missing_name(__name__, HOMES)
