@@ -97,7 +97,7 @@ def _ends(text: str) -> list[str]:
     return [part.split(": ", 1)[1] for part in text.split(" | ") if part.startswith("or(")]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 5])
+@pytest.mark.parametrize("seed", [1, 3])  # LostUpdate counts 3 and 2 there (1 at seed 0)
 def test_the_race_check_records_the_seeded_run(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # The failure message's own exploration is not what this checks: keep it short.
     monkeypatch.setattr("pytest_flows._internal.race_check.EXPLORE_LIMIT", 3)
@@ -107,7 +107,7 @@ def test_the_race_check_records_the_seeded_run(seed: int, monkeypatch: pytest.Mo
     with FlowsSession(seed=seed, test_id="tests::races-seed") as checked:
         checked.races = "warn"
         run = checked.run(LostUpdate)
-        assert run.state.n == expected  # the seeded run, not the default schedule's
+        assert run.state.n == expected != 1  # the seeded run, not the default schedule's
         assert checked.run(LostUpdate).trace.render() == trace
         assert run.schedule is None  # a seeded run is replayed by its seed
         with pytest.warns(UserWarning, match="state.n"):
