@@ -8,7 +8,7 @@ from random_flows import LONG, af_source, af_specs, check_sound, load
 
 EXAMPLES = 1000 if LONG else 6
 SEEDS = range(16 if LONG else 8)
-MAX_SCHEDULES = 400 if LONG else 120
+MAX_SCHEDULES = 400 if LONG else 60
 
 
 @settings(

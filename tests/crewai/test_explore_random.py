@@ -13,7 +13,7 @@ from random_flows import LONG, check_sound, crewai_source, crewai_specs, load
 
 EXAMPLES = 1000 if LONG else 6
 SEEDS = range(16 if LONG else 8)
-MAX_SCHEDULES = 400 if LONG else 120
+MAX_SCHEDULES = 400 if LONG else 60
 
 
 @settings(
