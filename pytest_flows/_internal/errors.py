@@ -11,6 +11,7 @@ __all__ = [
     "FlowsWarning",
     "NetworkBlockedError",
     "NoMethodRanWarning",
+    "require_bool",
 ]
 
 
@@ -60,3 +61,11 @@ class FlowsDeadlockError(FlowsError):
     The message names each blocked thread with its stack and each pending task; a
     real thread pool would hang at this point instead.
     """
+
+
+def require_bool(value: object, where: str) -> bool:
+    """``value`` if it is ``True`` or ``False``; a string such as ``"false"`` is truthy and
+    would silently mean yes, so anything else is a :class:`FlowsUsageError`."""
+    if not isinstance(value, bool):
+        raise FlowsUsageError(f"{where} takes True or False, got {value!r}.")
+    return value

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.conflicts import Conflict, conflicts_in
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError, require_bool
 from pytest_flows._internal.participants import LAST_WRITE
 from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
@@ -419,6 +419,7 @@ def explore(
             f"explore(flows, MyFlow, ...) takes the `flows` fixture first, got "
             f"{type(flows).__qualname__}."
         )
+    require_bool(reduction, "explore(reduction=...)")
     if isinstance(target, type):
         build = None
     elif callable(target):

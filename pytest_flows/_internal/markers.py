@@ -14,11 +14,14 @@ def marker_settings(
     accepted: Sequence[str],
     *,
     positional: str | None = None,
+    booleans: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Merge the keyword arguments of every ``@pytest.mark.<name>`` on ``item``.
 
     ``positional`` names the one positional argument the marker takes, if any
-    (stored under that key); anything else raises ``pytest.UsageError``.
+    (stored under that key); anything else raises ``pytest.UsageError``. The
+    arguments named in ``booleans`` take ``True`` or ``False`` only: a string such
+    as ``"no"`` is truthy and would silently mean yes.
     """
     settings: dict[str, Any] = {}
     for marker in reversed(list(item.iter_markers(name))):  # closest marker wins
@@ -39,5 +42,11 @@ def marker_settings(
             )
         if marker.args and positional:
             settings[positional] = marker.args[0]
+        for key in booleans:
+            if key in marker.kwargs and not isinstance(marker.kwargs[key], bool):
+                raise pytest.UsageError(
+                    f"{item.nodeid}: @pytest.mark.{name}({key}=...) takes True or False, got "
+                    f"{marker.kwargs[key]!r}"
+                )
         settings.update(marker.kwargs)
     return settings

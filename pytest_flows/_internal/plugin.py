@@ -31,6 +31,7 @@ from pytest_flows._internal.fakes import (  # noqa: F401
     human,
 )
 from pytest_flows._internal.golden import pytest_wiring as flows_golden
+from pytest_flows._internal.ini_checks import ini_bool
 from pytest_flows._internal.markers import marker_settings
 from pytest_flows._internal.recording import pytest_wiring as recording
 from pytest_flows._internal.recording.pytest_wiring import llm_cassette  # noqa: F401
@@ -141,6 +142,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if config.getoption("flows_seed") is None:
         config.option.flows_seed = _ini_seed(config)
+    from pytest_flows._internal.ini_checks import check_ini
+
+    check_ini(config)  # every ini option, once, with its name
     _install(config)
     syrupy_extension.configure(config)
     recording.configure(config)
@@ -187,7 +191,7 @@ def _isolation_mode(config: pytest.Config) -> str:
     flows_all = bool(getattr(early, "flows_all", None) or config.getoption("flows_all", None))
     try:
         return isolation_mode(
-            config.getini("flows_isolation"), flows_all=flows_all or config.getini("flows_all")
+            config.getini("flows_isolation"), flows_all=flows_all or ini_bool(config, "flows_all")
         )
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -300,7 +304,7 @@ def _wants_harness(item: pytest.Item) -> bool:
     if FLOWS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
         return True
     cli = item.config.getoption("flows_all")
-    return bool(cli) or bool(item.config.getini("flows_all"))
+    return bool(cli) or ini_bool(item.config, "flows_all")
 
 
 def _console_default(item: pytest.Item) -> bool:
@@ -316,7 +320,7 @@ def _console_default(item: pytest.Item) -> bool:
 
 def _session_for(item: pytest.Item) -> FlowsSession:
     config = item.config
-    settings = marker_settings(item, "flows", MARKER_KWARGS)
+    settings = marker_settings(item, "flows", MARKER_KWARGS, booleans=("console",))
     seed = settings.get("seed", config.getoption("flows_seed"))
     if seed is None:
         seed = 0

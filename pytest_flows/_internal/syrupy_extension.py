@@ -48,7 +48,25 @@ class FlowsSerializerPlugin(AmberDataSerializerPlugin):
 
         block = _block_of(data)
         assert block is not None  # checked by is_data_serializable
-        return "\n".join(block.lines(int(kwargs.get("depth", 0))))
+        text = "\n".join(block.lines(int(kwargs.get("depth", 0))))
+        _refuse_secrets(text)
+        return text
+
+
+def _refuse_secrets(text: str) -> None:
+    """A snapshot is a committed file: the same secret check as a golden file's."""
+    from pytest_flows._internal.errors import FlowsUsageError
+    from pytest_flows._internal.secret_check import secret_fields, secret_values_in
+
+    fields = [found.split(" (", 1)[-1].rstrip(")") for found in secret_fields(text.splitlines())]
+    leaked = secret_values_in(text)
+    if fields or leaked:
+        held = [f"secret-named fields ({', '.join(dict.fromkeys(fields))})"] if fields else []
+        held += [f"the value of ${', $'.join(leaked)}"] if leaked else []
+        raise FlowsUsageError(
+            f"refusing to snapshot a pytest-flows value that holds {' and '.join(held)}. Keep "
+            "credentials out of flow inputs, state and outputs."
+        )
 
 
 class FlowsAmberSerializer(AmberDataSerializer):
@@ -78,5 +96,7 @@ def configure(config: pytest.Config) -> None:
     option = config.option
     if not hasattr(option, "default_extension"):
         return  # syrupy is not active (-p no:syrupy)
-    if option.default_extension is None and bool(config.getini("flows_snapshots")):
+    from pytest_flows._internal.ini_checks import ini_bool
+
+    if option.default_extension is None and ini_bool(config, "flows_snapshots"):
         option.default_extension = EXTENSION_PATH

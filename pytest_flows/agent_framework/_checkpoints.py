@@ -45,6 +45,7 @@ from pytest_flows.agent_framework._patches import (
     decode_checkpoint_value,
     encode_checkpoint_value,
 )
+from pytest_flows.agent_framework._pickle_types import pickled_type_keys
 
 __all__ = [
     "CheckpointInfo",
@@ -443,10 +444,22 @@ class FlowsCheckpointStorage:
         saved = self._objects.get(checkpoint_id)
         if saved is None:
             return self._decode(text)
-        if text != self._texts.get(checkpoint_id, text):  # tampered in the flow_store
-            decoded = decode_checkpoint_value(json.loads(text), allowed_types=None)
+        original = self._texts.get(checkpoint_id, text)
+        if text != original:  # tampered in the flow_store: decoded, never trusted
+            decoded = decode_checkpoint_value(
+                json.loads(text), allowed_types=self._allowed_for_memory(original)
+            )
             return WorkflowCheckpoint.from_dict(decoded)
         return copy.deepcopy(saved)
+
+    def _allowed_for_memory(self, original: str) -> frozenset[str]:
+        """Under in-memory rules: the declared types and those the run's own save pickled
+        (read from the plugin's encoding of it, never from the record being loaded)."""
+        try:
+            own = pickled_type_keys(json.loads(original))
+        except ValueError:
+            own = frozenset()
+        return frozenset(self._allowed) | own
 
     async def list_checkpoints(self, *, workflow_name: str) -> list[WorkflowCheckpoint]:
         checkpoints = []

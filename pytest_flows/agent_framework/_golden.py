@@ -4,7 +4,9 @@ A recorded run keeps every checkpoint it wrote (the JSON the file storage's
 codec produced) and the workflow's graph signature (executors and edge groups,
 as Agent Framework fingerprints them for restore). On today's workflow - the
 one the test ran - each checkpoint is decoded under today's allow-list
-(``codec``), the graph is compared with the stored one (``topology``: Agent
+(``codec``; always by the restricted unpickler, allowed what the test declared
+and, under in-memory rules, what its own run pickled - never what the file
+names), the graph is compared with the stored one (``topology``: Agent
 Framework refuses such a restore with "graph has changed"), and each
 checkpoint is restored and run to the end (``behaviour``) with the replies and
 answers the test's fakes gave, bound afresh for each restore through the
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 from pytest_flows.agent_framework._human import requests
+from pytest_flows.agent_framework._pickle_types import pickled_type_keys
 
 if TYPE_CHECKING:
     from pytest_flows._internal.golden.replay import Scripted
@@ -55,34 +59,89 @@ def graph_lines(signature: dict[str, Any]) -> list[str]:
     return sorted(lines)
 
 
-def _allowed(workflow: Any) -> frozenset[str] | None:
-    """Today's allow-list for ``workflow``'s checkpoints (None: a storage without a codec)."""
-    storage = patches.built_storage(workflow)
-    if isinstance(storage, FlowsCheckpointStorage):
-        return storage.allowed_types
-    if isinstance(storage, InMemoryCheckpointStorage):
+def _storages(session: FlowsSession, workflow: Any, kwargs: dict[str, Any]) -> list[Any]:
+    """The checkpoint storages the run could have used, the one it did use first: one
+    passed to ``flows.run``, else ``flow_store``'s (it stands in for the built one), else
+    the one the workflow was built with."""
+    found = [kwargs.get("checkpoint_storage")]
+    store = session.bound("store")
+    if store is not None:
+        found.append(_flow_store_storage(store))
+    found.append(patches.built_storage(workflow))
+    return [storage for storage in found if storage is not None]
+
+
+def _flow_store_storage(store: Any) -> FlowsCheckpointStorage | None:
+    try:
+        backend = store.backend("agent_framework")
+    except FlowsUsageError:  # a store without an Agent Framework side
         return None
-    return patches.allowed_types_of(storage)
+    storage = getattr(backend, "storage", None)
+    return storage if isinstance(storage, FlowsCheckpointStorage) else None
 
 
-def _decode(raw: str, allowed: frozenset[str] | None) -> WorkflowCheckpoint:
+def _declared_types(storages: list[Any]) -> frozenset[str]:
+    """What the test declared the restricted unpickler may rebuild: every allow-list of
+    the storages in play (``allowed_checkpoint_types``, ``checkpoint_storage(flow_store)
+    .allow(...)``, a ``FlowsCheckpointStorage(allowed_types=...)``)."""
+    allowed: set[str] = set()
+    for storage in storages:
+        if isinstance(storage, FlowsCheckpointStorage):
+            allowed |= storage.allowed_types
+        elif not isinstance(storage, InMemoryCheckpointStorage):
+            allowed |= patches.allowed_types_of(storage)
+    return frozenset(allowed)
+
+
+class _Allowed:
+    """Per workflow the test ran: the types the golden check may unpickle.
+
+    The declared allow-lists, plus - when the run's rules were in-memory ones, which
+    declare none - the types the run's own checkpoints pickled. Never widened by what a
+    golden file says.
+    """
+
+    def __init__(self) -> None:
+        self._types: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
+
+    def note(self, workflow: Any, types: frozenset[str]) -> None:
+        self._types[workflow] = self._types.get(workflow, frozenset()) | types
+
+    def of(self, session: FlowsSession, workflow: Any) -> frozenset[str]:
+        found = self._types.get(workflow)
+        if found is None:
+            found = _declared_types(_storages(session, workflow, {}))
+        return found
+
+
+def _memory_rules(storages: list[Any]) -> bool:
+    used = storages[0] if storages else None
+    if isinstance(used, FlowsCheckpointStorage):
+        return used.rules == "memory"
+    return isinstance(used, InMemoryCheckpointStorage)
+
+
+def _decode(raw: str, allowed: frozenset[str]) -> WorkflowCheckpoint:
+    # Always restricted: allowed_types=None would unpickle anything a file says.
     decoded = patches.decode_checkpoint_value(json.loads(raw), allowed_types=allowed)
     return WorkflowCheckpoint.from_dict(decoded)
 
 
-def _raw_of(session: FlowsSession, workflow: Any, checkpoint_id: str) -> str | None:
+def _raw_of(storages: list[Any], session: FlowsSession, checkpoint_id: str) -> str | None:
     store = session.bound("store")
     if store is not None:
         record = store.find_checkpoint(checkpoint_id)
         if record is not None:
             text: str = record.raw
             return text
-    storage = patches.built_storage(workflow)
-    if isinstance(storage, FlowsCheckpointStorage):
-        return json.dumps(storage.raw(checkpoint_id), ensure_ascii=False)
-    if isinstance(storage, FileCheckpointStorage):
-        path = storage.storage_path / f"{checkpoint_id}.json"
-        return json.dumps(json.loads(path.read_text(encoding="utf-8")), ensure_ascii=False)
+    for storage in storages:
+        if isinstance(storage, FlowsCheckpointStorage) and checkpoint_id in storage.ids():
+            return json.dumps(storage.raw(checkpoint_id), ensure_ascii=False)
+        if isinstance(storage, FileCheckpointStorage):
+            path = storage.storage_path / f"{checkpoint_id}.json"
+            if path.is_file():
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+                return json.dumps(loaded, ensure_ascii=False)
     return None
 
 
@@ -129,6 +188,9 @@ def _replaying(session: FlowsSession, scripted: Scripted) -> Iterator[None]:
 class AgentFrameworkGolden:
     framework = "agent_framework"
 
+    def __init__(self) -> None:
+        self.allowed = _Allowed()
+
     def accepts(self, run: FlowRun) -> bool:
         from agent_framework import Workflow
 
@@ -138,19 +200,26 @@ class AgentFrameworkGolden:
         self, session: FlowsSession, run: FlowRun, kwargs: dict[str, Any], seen: set[str]
     ) -> dict[str, Any]:
         workflow = run.flow
+        storages = _storages(session, workflow, kwargs)
+        allowed = _declared_types(storages)
+        memory = _memory_rules(storages)
         checkpoints = []
         for checkpoint_id in getattr(run, "checkpoints", []):
             if checkpoint_id in seen:
                 continue
             seen.add(checkpoint_id)
-            raw = _raw_of(session, workflow, checkpoint_id)
+            raw = _raw_of(storages, session, checkpoint_id)
             if raw is None:
                 raise FlowsUsageError(
                     f"golden replay cannot read checkpoint {checkpoint_id} of workflow "
                     f"{workflow.name!r}: build it with FlowsCheckpointStorage or "
-                    "FileCheckpointStorage, or request flow_store."
+                    "FileCheckpointStorage, pass one to flows.run(checkpoint_storage=...), "
+                    "or request flow_store."
                 )
+            if memory:  # the run's own encoding, made in this process: what it vouches for
+                allowed |= pickled_type_keys(json.loads(raw))
             checkpoints.append({"id": checkpoint_id, "raw": raw})
+        self.allowed.note(workflow, allowed)
         return {
             "flow": f"workflow {workflow.name or 'workflow'}",
             "graph": graph_lines(workflow.graph_signature),
@@ -163,10 +232,10 @@ class AgentFrameworkGolden:
     ) -> list[dict[str, Any]]:
         if today is None:
             return []
-        allowed = _allowed(today)
+        allowed = self.allowed.of(session, today)
         results = []
         for n, stored in enumerate(recorded.get("checkpoints", []), start=1):
-            storage = FlowsCheckpointStorage(allowed_types=allowed or (), rules="memory")
+            storage = FlowsCheckpointStorage(allowed_types=allowed, rules="memory")
             for earlier in recorded["checkpoints"][:n]:
                 asyncio.run(storage.save(_decode(earlier["raw"], allowed)))
             mark = session.event_count()
@@ -194,7 +263,7 @@ class AgentFrameworkGolden:
         if today is None:
             return [GoldenBreak("topology", where, "today's test ran no workflow in its place")]
         breaks: list[GoldenBreak] = []
-        allowed = _allowed(today)
+        allowed = self.allowed.of(session, today)
         for n, stored in enumerate(recorded.get("checkpoints", []), start=1):
             try:
                 _decode(stored["raw"], allowed)

@@ -15,7 +15,6 @@ run to the end with the scripted replies the test used (``behaviour``).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import re
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
 from pytest_flows._internal.golden.breaks import GoldenBreak
-from pytest_flows._internal.golden.replay import Scripted, jsonable
+from pytest_flows._internal.golden.replay import Scripted, jsonable, owned_class
 from pytest_flows._internal.human_script import ScriptedHuman
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import (
@@ -107,14 +106,10 @@ def state_model_problems(model: type[BaseModel], stored: dict[str, Any]) -> list
 
 
 def _resolve(ref: str) -> type | None:
-    module, _, qualname = ref.partition(":")
-    try:
-        value: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError):
-        return None
-    return value if isinstance(value, type) else None
+    # Only a class the owning test ran or its module holds: a golden file arrives by pull
+    # request, and importing what it names would run that module.
+    cls = owned_class(ref)
+    return cls if isinstance(cls, type) and issubclass(cls, Flow) else None
 
 
 def _state_model(cls: type) -> type[BaseModel] | None:
@@ -373,7 +368,11 @@ class CrewAIGolden:
         if cls is None:
             return [
                 GoldenBreak(
-                    "topology", where, f"the flow class {recorded['flow']} no longer exists"
+                    "topology",
+                    where,
+                    f"the golden names flow class {recorded.get('flow')}, which is not one this "
+                    "test ran or its module defines (renamed or removed?); golden replay never "
+                    "imports a class on a golden file's say-so",
                 )
             ]
         breaks: list[GoldenBreak] = []

@@ -351,3 +351,29 @@ def test_html_pages_show_the_graph_and_who_covered_it(pytester: pytest.Pytester)
     assert "<g class='node label' data-node='label:spam'>" in page
     assert "triage:low -&gt; queue: not covered" in page
     assert "escalate -&gt; notify: covered by\ntest_cov_user.py::test_high_priority" in page
+
+
+def test_a_report_that_would_hold_a_secret_is_not_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 26: one secret check for every file the plugin writes
+    monkeypatch.setenv("ACME_API_KEY", "acme-cov-0123456789")
+    tests = """
+import pytest
+from cov_flows import Routing
+
+
+@pytest.mark.parametrize("key", ["acme-cov-0123456789"])
+def test_high_priority(flows, key):
+    assert flows.run(Routing, inputs={"priority": "high"}).output == "audited"
+"""
+    _project(pytester, tests)
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "--flows-cov-json=cov.json", "--flows-cov-html=htmlcov"
+    )
+
+    result.stdout.fnmatch_lines(["*coverage report NOT written*$ACME_API_KEY*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not (pytester.path / "cov.json").exists()
+    assert not (pytester.path / "htmlcov").exists()

@@ -78,6 +78,18 @@ class FlowsCoverage:
             workeroutput[WORKER_KEY] = json.dumps(self.data.to_json())
             return
         option = self.config.option
+        from pytest_flows._internal.secret_check import secret_values_in
+
+        leaked = secret_values_in(json.dumps(self.data.to_json(), ensure_ascii=False))
+        if leaked and (option.flows_cov_json or option.flows_cov_html):
+            # a test id or a label holds a secret: the report is committed or published
+            self.written.append(
+                f"coverage report NOT written: it would hold the value of ${', $'.join(leaked)} "
+                "(in a test id, flow or label name); keep credentials out of parametrize ids"
+            )
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
         if option.flows_cov_json:
             path = Path(option.flows_cov_json)
             path.parent.mkdir(parents=True, exist_ok=True)

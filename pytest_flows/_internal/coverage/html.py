@@ -9,12 +9,13 @@ what the graph is built from.
 from __future__ import annotations
 
 import html
-import re
 from pathlib import Path
+from urllib.parse import quote
 
 from pytest_flows._internal.coverage.data import CoverageData, FlowCoverage
 from pytest_flows._internal.coverage.model import FlowGraph, Link
 from pytest_flows._internal.coverage.report import percent_text
+from pytest_flows._internal.file_names import escaped
 
 __all__ = ["write_html"]
 
@@ -41,7 +42,7 @@ def write_html(data: CoverageData, directory: Path) -> Path:
         page = _page_name(flow.graph.key)
         (directory / page).write_text(_flow_page(flow), encoding="utf-8")
         rows.append(
-            f"<tr><td><a href='{page}'>{html.escape(flow.graph.key)}</a></td>"
+            f"<tr><td><a href='{html.escape(quote(page))}'>{html.escape(flow.graph.key)}</a></td>"
             f"<td>{html.escape(flow.graph.framework)}</td><td>{flow.covered}/{flow.total}</td>"
             f"<td>{percent_text(flow.percent())}</td></tr>"
         )
@@ -58,7 +59,10 @@ def write_html(data: CoverageData, directory: Path) -> Path:
 
 
 def _page_name(key: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key) + ".html"
+    # escaped, not squashed: flows "help desk" and "help/desk" get a page each (and a
+    # workflow named "index" does not overwrite the index page)
+    name = escaped(key)
+    return ("%69ndex" if name == "index" else name) + ".html"
 
 
 def _document(title: str, body: str) -> str:

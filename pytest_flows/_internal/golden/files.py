@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.secrets import (
-    MIN_SECRET_LENGTH,
-    is_secret_env_name,
-    is_secret_field_name,
+from pytest_flows._internal.file_names import item_file_stem
+from pytest_flows._internal.secret_check import (
+    secret_env_values,
+    secret_fields,
+    secret_values_in,
 )
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "GOLDEN_DIR",
     "dump",
     "golden_path",
+    "legacy_golden_path",
     "load",
     "scrub",
     "secret_fields",
@@ -34,7 +35,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def golden_path(item: pytest.Item) -> Path:
-    """``<test dir>/__goldens__/<module>/<test name>.json``, like syrupy's ``__snapshots__``."""
+    """``<test dir>/__goldens__/<module>/<test>.json``, like syrupy's ``__snapshots__``;
+    ``<test>`` is the node id below the module (classes included, parametrize ids
+    escaped), so no two tests share a file."""
+    module = Path(str(item.path))
+    return module.parent / GOLDEN_DIR / module.stem / f"{item_file_stem(item)}.json"
+
+
+def legacy_golden_path(item: pytest.Item) -> Path:
+    """Where versions before 0.2 kept the file (the test name squashed, class dropped)."""
     module = Path(str(item.path))
     name = _UNSAFE.sub("_", item.name).strip("_") or "test"
     return module.parent / GOLDEN_DIR / module.stem / f"{name}.json"
@@ -48,7 +57,14 @@ def dump(document: dict[str, Any]) -> str:
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FlowsUsageError(
+            f"no golden file at {path}; give the path of a file a @pytest.mark.golden test "
+            "recorded (pytest --flows-golden-update writes them under __goldens__/)."
+        ) from None
+    try:
+        document = json.loads(text)
     except ValueError as exc:
         raise FlowsUsageError(
             f"golden file {path} is not valid JSON ({exc}); it was edited by hand or "
@@ -59,45 +75,60 @@ def load(path: Path) -> dict[str, Any]:
             f"golden file {path} is not a pytest-flows golden of format {FORMAT}; "
             "re-record it with --flows-golden-update."
         )
+    problem = _shape_problem(document)
+    if problem:
+        raise FlowsUsageError(
+            f"golden file {path} is damaged: {problem}. It was edited by hand or merged badly; "
+            "restore it from version control, or re-record it with --flows-golden-update."
+        )
     return document
 
 
-def _secret_values() -> list[tuple[str, str]]:
-    from pytest_flows._internal.recording.pytest_wiring import _STARTED_KEYS
+#: what golden replay reads of every run, per framework (the rest is optional)
+_RUN_KEYS = {
+    "crewai": {"flow": str, "trace": list, "output": str, "saves": list},
+    "agent_framework": {"flow": str, "trace": list, "output": str, "checkpoints": list},
+}
+_RECORD_KEYS = {
+    "saves": ("state_id", "index", "method", "raw"),
+    "checkpoints": ("id", "raw"),
+}
 
-    found = {**_STARTED_KEYS, **os.environ}
-    return sorted(
-        (
-            (name, value)
-            for name, value in found.items()
-            if value and len(value) >= MIN_SECRET_LENGTH and is_secret_env_name(name)
-        ),
-        key=lambda pair: -len(pair[1]),
-    )
+
+def _shape_problem(document: dict[str, Any]) -> str | None:
+    """What is missing or mistyped in a golden document, or None: checked before replay
+    reads it, so a damaged file is named instead of failing with a bare KeyError."""
+    runs = document.get("runs")
+    if not isinstance(runs, list):
+        return "it has no 'runs' list"
+    for n, run in enumerate(runs, start=1):
+        if not isinstance(run, dict):
+            return f"run {n} is not an object"
+        framework = run.get("framework")
+        if framework not in _RUN_KEYS:
+            known = ", ".join(sorted(_RUN_KEYS))
+            return f"run {n} names the framework {framework!r} (known: {known})"
+        for key, kind in _RUN_KEYS[framework].items():
+            if not isinstance(run.get(key), kind):
+                return f"run {n} has no {kind.__name__} {key!r}"
+        for key, needed in _RECORD_KEYS.items():
+            for k, record in enumerate(run.get(key) or [], start=1):
+                if not isinstance(record, dict) or not all(f in record for f in needed):
+                    return f"run {n}, {key[:-1]} {k} lacks one of {', '.join(needed)}"
+        for k, resumed in enumerate(run.get("resumes") or [], start=1):
+            if not isinstance(resumed, dict) or not {"from", "trace", "output"} <= set(resumed):
+                return f"run {n}, resume {k} lacks one of from, trace, output"
+    return None
 
 
 def scrub(text: str) -> str:
     """``text`` without the value of any secret environment variable of this process."""
-    for name, value in _secret_values():
+    for name, value in secret_env_values():
         text = text.replace(value, f"<secret:{name}>")
     return text
 
 
 def secrets_in(text: str) -> list[str]:
-    """Names of the secret environment variables whose values occur in ``text``."""
-    return sorted({name for name, value in _secret_values() if value in text})
-
-
-def secret_fields(value: Any, path: str = "") -> list[str]:
-    """Paths of fields whose names say they hold secrets (``api_key``, ``password``...)."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and is_secret_field_name(key) and item not in (None, ""):
-                found.append(where)
-            found.extend(secret_fields(item, where))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found.extend(secret_fields(item, f"{path}[{index}]"))
-    return found
+    """Names of the secret environment variables whose values occur in ``text``, in any
+    spelling the plugin produces (see :mod:`pytest_flows._internal.secret_check`)."""
+    return secret_values_in(text)

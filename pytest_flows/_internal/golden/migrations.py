@@ -75,6 +75,13 @@ def assert_resumes_old_states(
     max_examples: int = 20,
 ) -> None:
     """Every old state (see module doc) restores into ``flow`` and resumes without error."""
+    if isinstance(old, bool | int | float | bytes | dict) or not (
+        isinstance(old, type | str | Path) or hasattr(old, "__iter__")
+    ):
+        raise FlowsUsageError(
+            f"assert_resumes_old_states(..., old): old is the old state model (a pydantic "
+            f"class), a golden file's path, or a list of stored state dicts; got {old!r}."
+        )
     ops = flow_store.backend_for(flow).operations(flows)
     counter = iter(range(1, 1_000_000))
 

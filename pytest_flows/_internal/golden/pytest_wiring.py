@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,9 @@ class _GoldenHooks:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         if item.get_closest_marker("golden") is None:
             return (yield)
+        from pytest_flows._internal.markers import marker_settings
+
+        marker_settings(item, "golden", ())  # it takes no arguments: refuse any given
         session = item.stash.get(SESSION_KEY, None)
         if session is None:
             pytest.fail(
@@ -68,35 +72,34 @@ class _GoldenHooks:
             )
         path = files.golden_path(item)
         if item.config.getoption("flows_golden_update"):
-            document = record_document(session, recorder)
+            document = record_document(session, recorder, getattr(item, "module", None))
             if not document["runs"]:
                 pytest.fail(
                     f"{item.nodeid}: @pytest.mark.golden recorded nothing: the test ran no flow "
                     "through flows.run()/flows.arun()",
                     pytrace=False,
                 )
-            _refuse_secret_fields(item, document)
             text = files.dump(document)
-            leaked = files.secrets_in(text)
-            if leaked:
-                # Scrubbing would make the recording disagree with every later run.
-                pytest.fail(
-                    f"{item.nodeid}: refusing to write a golden file: what the runs persisted "
-                    f"or traced contains the value of ${', $'.join(leaked)}. Keep credentials "
-                    "out of flow state, inputs and outputs.",
-                    pytrace=False,
-                )
+            _refuse_secrets(item, document, text)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             return result
         if not path.exists():
+            legacy = files.legacy_golden_path(item)
+            moved = (
+                f" (a file at the old, shared name {legacy.name} exists: golden files are "
+                "now named from the full node id, class and parametrize id included; "
+                "re-record to move it)"
+                if legacy != path and legacy.exists()
+                else ""
+            )
             pytest.fail(
-                f"{item.nodeid}: no golden recording at {path}; record it with "
+                f"{item.nodeid}: no golden recording at {path}{moved}; record it with "
                 "pytest --flows-golden-update and commit it beside the test.",
                 pytrace=False,
             )
         golden = files.load(path)
-        breaks = check_document(session, recorder, golden)
+        breaks = check_document(session, recorder, golden, getattr(item, "module", None))
         if breaks:
             rel = (
                 path.relative_to(item.config.rootpath)
@@ -107,27 +110,33 @@ class _GoldenHooks:
         return result
 
 
-def _refuse_secret_fields(item: pytest.Item, document: dict[str, object]) -> None:
-    import json
+def _refuse_secrets(item: pytest.Item, document: dict[str, Any], text: str) -> None:
+    """Fail, writing nothing, if the golden would hold a secret (see ``secret_check``)."""
+    from pytest_flows._internal.secret_check import secret_fields, secret_values_in
 
-    from pytest_flows._internal.golden import files
-
-    found: list[str] = []
-    for run in document["runs"]:  # type: ignore[attr-defined]
-        # every stored state: saves, crewai checkpoints (whole documents) and pending feedback
-        stored = [save["raw"] for save in run.get("saves", [])]
-        stored += [checkpoint["raw"] for checkpoint in run.get("checkpoints", [])]
-        if run.get("pending"):
-            stored += [run["pending"]["state"], run["pending"]["context"]]
-        for raw in stored:
-            try:
-                found.extend(files.secret_fields(json.loads(raw), "state"))
-            except ValueError:
-                continue
-    if found:
-        pytest.fail(
-            f"{item.nodeid}: refusing to write a golden file: the persisted state has "
-            f"secret-named fields ({', '.join(sorted(set(found)))}). Keep credentials out of "
-            "flow state (read them from the environment where they are used).",
-            pytrace=False,
-        )
+    fields: list[str] = secret_fields({k: v for k, v in document.items() if k != "runs"})
+    for run in document["runs"]:
+        for key, value in run.items():
+            if key in ("saves", "checkpoints"):
+                for stored in value:  # every stored state, decoded: "state.<field>"
+                    fields += secret_fields(stored.get("raw"), "state")
+            elif key == "pending" and value:
+                fields += secret_fields(value.get("state"), "state")
+                fields += secret_fields(value.get("context"), "context")
+            else:
+                fields += secret_fields(value, key)
+    leaked = secret_values_in(text)
+    if not fields and not leaked:
+        return
+    held = []
+    if fields:
+        held.append(f"secret-named fields ({', '.join(dict.fromkeys(fields))})")
+    if leaked:
+        held.append(f"the value of ${', $'.join(leaked)}")
+    # Scrubbing would make the recording disagree with every later run.
+    pytest.fail(
+        f"{item.nodeid}: refusing to write a golden file: what the runs received, persisted "
+        f"or traced holds {' and '.join(held)}. Keep credentials out of flow inputs, state "
+        "and outputs (read them from the environment where they are used).",
+        pytrace=False,
+    )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.golden.adapters import adapter_for_run, adapter_named
@@ -18,7 +21,47 @@ if TYPE_CHECKING:
     from pytest_flows._internal.run import FlowRun
     from pytest_flows._internal.session import FlowsSession
 
-__all__ = ["RunRecorder", "Scripted", "check_document", "record_document", "text_diff"]
+__all__ = [
+    "RunRecorder",
+    "Scripted",
+    "check_document",
+    "owned_class",
+    "record_document",
+    "text_diff",
+]
+
+#: The classes the golden test owns while its file is recorded or checked:
+#: ``module:qualname`` -> class, of the flows it ran and its module's globals.
+_OWNED: contextvars.ContextVar[dict[str, type] | None] = contextvars.ContextVar(
+    "pytest_flows_golden_owned", default=None
+)
+
+
+def owned_class(ref: object) -> type | None:
+    """The class a golden file names (``module:Class``), if the test that owns the file
+    ran it or its module defines/imports it; never imported on the file's say-so."""
+    owned = _OWNED.get() or {}
+    return owned.get(ref) if isinstance(ref, str) else None
+
+
+def _key(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+@contextlib.contextmanager
+def _owning(recorder: RunRecorder, module: ModuleType | None) -> Iterator[None]:
+    owned: dict[str, type] = {}
+    for value in vars(module).values() if module is not None else ():
+        if isinstance(value, type):
+            owned.setdefault(_key(value), value)
+    for flow in recorder.flows:
+        cls = flow if isinstance(flow, type) else type(flow)
+        owned[_key(cls)] = cls
+    token = _OWNED.set(owned)
+    try:
+        yield
+    finally:
+        _OWNED.reset(token)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,11 +241,14 @@ def scripted_of(session: FlowsSession, recorder: RunRecorder) -> Scripted:
     )
 
 
-def record_document(session: FlowsSession, recorder: RunRecorder) -> dict[str, Any]:
+def record_document(
+    session: FlowsSession, recorder: RunRecorder, module: ModuleType | None = None
+) -> dict[str, Any]:
     scripted = scripted_of(session, recorder)
-    for entry, flow in zip(recorder.runs, recorder.flows, strict=True):
-        adapter = adapter_named(entry["framework"])
-        entry["resumes"] = adapter.replay(session, entry, scripted, flow)
+    with _owning(recorder, module):
+        for entry, flow in zip(recorder.runs, recorder.flows, strict=True):
+            adapter = adapter_named(entry["framework"])
+            entry["resumes"] = adapter.replay(session, entry, scripted, flow)
     return {
         "format": FORMAT,
         "test": session.test_id,
@@ -213,6 +259,16 @@ def record_document(session: FlowsSession, recorder: RunRecorder) -> dict[str, A
 
 
 def check_document(
+    session: FlowsSession,
+    recorder: RunRecorder,
+    golden: dict[str, Any],
+    module: ModuleType | None = None,
+) -> list[GoldenBreak]:
+    with _owning(recorder, module):
+        return _check_document(session, recorder, golden)
+
+
+def _check_document(
     session: FlowsSession, recorder: RunRecorder, golden: dict[str, Any]
 ) -> list[GoldenBreak]:
     recorded_runs: list[dict[str, Any]] = golden.get("runs", [])

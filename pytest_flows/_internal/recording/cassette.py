@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError, require_bool
 from pytest_flows._internal.recording.cassette_file import RECORD_MODES, SERIALIZER, check_readable
+from pytest_flows._internal.recording.cassette_lock import may_write, writing
 from pytest_flows._internal.recording.drift import (
     CassetteMismatchError,
     PromptDriftError,
@@ -178,10 +179,27 @@ def use_cassette(
     asked before anything is recorded from a host.
     """
     record_mode, match_on = check_options(record_mode, match_on)
+    require_bool(allow_unused, "use_cassette(allow_unused=...)")
     if not isinstance(path, str | os.PathLike):
         raise FlowsUsageError(f"use_cassette(path): expected a file path, got {path!r}.")
     where = Path(path)
     check_readable(where)
+    with contextlib.ExitStack() as held:
+        if may_write(where, record_mode):
+            held.enter_context(writing(where))
+        with _recording(where, record_mode, match_on, allow_unused, allow_host, secrets) as rec:
+            yield rec
+
+
+@contextlib.contextmanager
+def _recording(
+    where: Path,
+    record_mode: str,
+    match_on: tuple[str, ...],
+    allow_unused: bool,
+    allow_host: Callable[[str], bool] | None,
+    secrets: Sequence[str],
+) -> Iterator[Recording]:
     scrubber = Scrubber(secrets)
     registered = TEST_SCRUBBERS.get()
     if registered is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.file_names import item_file_stem
 from pytest_flows._internal.markers import marker_settings
 from pytest_flows._internal.recording.cassette_file import RECORD_MODES
 from pytest_flows._internal.recording.scrub import REPLAY_KEY, TEST_SCRUBBERS, Scrubber
@@ -97,9 +98,8 @@ def cassette_path(item: pytest.Item, name: str | None = None) -> Path:
     """``<test dir>/cassettes/<module>/<test>.yaml`` (or ``name`` in that folder)."""
     module = Path(str(item.path))
     folder = module.parent / "cassettes" / module.stem
-    if name is None:
-        parts = item.nodeid.split("::")[1:] or [item.name]
-        name = ".".join(parts)
+    if name is None:  # the test's own file: classes and escaped parametrize ids included
+        return folder / f"{item_file_stem(item)}.yaml"
     if not isinstance(name, str) or not name:
         raise pytest.UsageError(
             f"{item.nodeid}: @pytest.mark.recorded(cassette=...) takes a file name or path, "
@@ -118,7 +118,9 @@ def _wants_recording(item: pytest.Item) -> bool:
 
 
 def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    return marker_settings(item, "recorded", MARKER_KWARGS, positional="cassette")
+    return marker_settings(
+        item, "recorded", MARKER_KWARGS, positional="cassette", booleans=("allow_unused",)
+    )
 
 
 def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
