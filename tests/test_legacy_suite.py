@@ -2,7 +2,9 @@
 
 tests/legacy_suite/ holds tests written against the first round's pages (and the
 second round's before the move to ``pytest_flows._internal``), plus the first
-round's own example and snapshot tests copied unchanged with their snapshots. A
+round's own example and snapshot tests copied unchanged with their snapshots (two
+snapshots of a persisted run gained its ``state saved`` lines, a change 0.2.0 makes
+on purpose and lists in CHANGELOG.md). A
 copy runs as a user's project would: its own pytest process, plugin autoload off,
 the plugin named with ``-p pytest_flows.plugin``, and its pytest.ini making every
 warning an error except the aliases' ``DeprecationWarning`` (and crewai's own).

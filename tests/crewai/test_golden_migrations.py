@@ -119,7 +119,18 @@ def test_a_migration_carries_a_renamed_field_over(flows, flow_store) -> None:
 def test_states_from_a_golden_file(flows, flow_store, tmp_path: Path) -> None:
     golden = tmp_path / "old.json"
     raw = json.dumps({"counter": 4, "title": "from golden", "id": "x"})
-    document = {"format": 1, "runs": [{"saves": [{"raw": raw, "method": "bump"}]}]}
+    document = {
+        "format": 1,
+        "runs": [
+            {
+                "framework": "crewai",
+                "flow": "test_golden_migrations:FlowV3",
+                "trace": [],
+                "output": "",
+                "saves": [{"state_id": "x", "index": 1, "method": "bump", "raw": raw}],
+            }
+        ],
+    }
     golden.write_text(json.dumps(document), encoding="utf-8")
     assert stored_states(golden) == [{"counter": 4, "title": "from golden", "id": "x"}]
 
