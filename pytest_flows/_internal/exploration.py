@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.conflicts import Conflict, conflicts_in
 from pytest_flows._internal.errors import FlowsUsageError, require_bool
-from pytest_flows._internal.races import _by_seed, _check_seeds, races
+from pytest_flows._internal.participants import LAST_WRITE
+from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule import Choice, Chooser, Step, decode
 from pytest_flows._internal.trace import without_addresses
@@ -55,6 +56,26 @@ class Outcome:
     schedule: str
     run: FlowRun
     schedules: int = 1
+
+    @property
+    def output(self) -> Any:
+        """The flow's output in this outcome (``outcome.run.output``)."""
+        return self.run.output
+
+    @property
+    def state(self) -> Any:
+        """The flow's final state in this outcome (``outcome.run.state``)."""
+        return self.run.state
+
+    @property
+    def error(self) -> BaseException | None:
+        """The error the run ended with, or None (``outcome.run.error``)."""
+        return self.run.error
+
+    @property
+    def races(self) -> list[RaceResult]:
+        """How each ``or_`` race of the run ended (``races(outcome.run)``)."""
+        return races(self.run)
 
     def __str__(self) -> str:
         return self.text
@@ -154,7 +175,10 @@ def _overlap(these: Iterable[str], those: Iterable[str]) -> bool:
     other (``state.cfg`` holds ``state.cfg.retries``)."""
     for x in these:
         for y in those:
-            if x == y or x.startswith(y + ".") or y.startswith(x + "."):
+            if x.startswith(LAST_WRITE) and y.startswith(LAST_WRITE):
+                if x != y:  # the last of two writes wins: equal values commute
+                    return True
+            elif x == y or x.startswith(y + ".") or y.startswith(x + "."):
                 return True
     return False
 
@@ -194,7 +218,7 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         clocks.append(clock)
         last[task] = j
         if race >= 0:
-            _reverse(tree, steps, clock, _woken_by(steps, chooser.loops, base, race), j)
+            _reverse(tree, steps, _woken_by(steps, chooser.loops, base, race), j)
 
 
 def _woken_by(
@@ -225,23 +249,20 @@ def _join(into: dict[tuple[int, int], int], other: dict[tuple[int, int], int]) -
 def _reverse(
     tree: list[_Node],
     steps: list[Step],
-    clock: dict[tuple[int, int], int],
     at: int,
     j: int,
 ) -> None:
     """Make a later schedule run step ``j`` (or what leads to it) before step ``at``.
 
-    From the choice point where ``at`` began, back to the nearest one that can: choose
-    ``j``'s thread there (unless it ran ``at``: a pool thread's next job could have gone
-    to another thread), or a thread whose later step happens before ``j`` (the one that
-    hands ``j`` its work), or let the clock run (``j``'s thread slept).
+    At the choice point where ``at`` began (Flanagan and Godefroid): ``j``'s thread
+    when it was ready there (and did not run ``at``); otherwise every option of that
+    point, since any of them may lead to ``j`` first: the thread that hands ``j`` its
+    work, another pool thread for ``j``'s job (when ``at``'s thread was to run it), the
+    clock when ``j``'s thread slept, a thread that releases what ``j`` waits for.
+    Trying only some of them (the first that hands ``j`` its work, the clock) missed
+    orders seeds reach (three listeners appending to one list: the last started first).
     """
     thread = steps[j].thread
-    leads = [
-        steps[k].thread
-        for k in range(at + 1, j)
-        if clock.get((steps[k].thread, steps[k].task), -1) >= k
-    ]
     for k in range(steps[at].choice, -1, -1):
         node = tree[k]
         if node.choice.kind != "thread":
@@ -250,13 +271,9 @@ def _reverse(
         ran = options[node.choice.index]
         if thread in options and thread != ran:
             node.backtrack.add(options.index(thread))
-            return
-        wanted = [options.index(q) for q in leads if q in options and q != ran][:1]
-        if 0 in options:
-            wanted.append(options.index(0))
-        if wanted:
-            node.backtrack.update(wanted)
-            return
+        else:
+            node.backtrack.update(range(len(options)))
+        return
 
 
 def _next_prefix(tree: list[_Node], fixed: int = 0) -> list[int] | None:

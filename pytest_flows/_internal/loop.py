@@ -162,7 +162,7 @@ class Scheduler:
     def choose(self, n: int) -> int:
         """Index of the item to take from ``n`` ready ones (0 with the default seed)."""
         chooser = self.threads.chooser
-        if chooser is not None and n > 1:
+        if chooser is not None and not chooser.passive and n > 1:
             return chooser.pick("order", tuple(range(n)))
         if n <= 1 or self.seed == 0:
             return 0
@@ -180,9 +180,13 @@ class Scheduler:
         replayed or explored) instead of the seed."""
         threads = self.threads
         previous, previous_seed = threads.chooser, threads.seed
-        # Nonzero: the seams then make every blocking acquire a switch point.
-        threads.chooser, threads.seed = chooser, max(previous_seed, 1)
-        threads.epoch += 1
+        if chooser.passive:
+            # The seed decides as without it (same workers, same draws): only recorded.
+            threads.chooser = chooser
+        else:
+            # Nonzero: the seams then make every blocking acquire a switch point.
+            threads.chooser, threads.seed = chooser, max(previous_seed, 1)
+            threads.epoch += 1
         try:
             yield chooser
         finally:

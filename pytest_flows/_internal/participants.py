@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pytest_flows._internal.threads import ThreadScheduler
 
 __all__ = [
+    "LAST_WRITE",
     "FlowsAborted",
     "Participant",
     "current",
@@ -117,6 +118,12 @@ def switch_point(why: str) -> None:
     me = current()
     if me is not None and me.sched.seed != 0 and not me.sched.aborted:
         me.sched.switch(me, why=why)
+
+
+#: Prefix of an access key that names a value written to one place where only the last
+#: write counts (``flow:last=<repr>``, the flow's output): two such writes conflict only
+#: when their values differ (see exploration._overlap).
+LAST_WRITE = "flow:last="
 
 
 def record_access(key: str, *, write: bool, where: str = "", method: str = "") -> None:

@@ -100,9 +100,17 @@ class Chooser:
     """Makes every decision of one run from a prefix of choice indices, and records it."""
 
     def __init__(
-        self, prefix: list[int] | None = None, *, schedule: str = "", wrap: bool = False
+        self,
+        prefix: list[int] | None = None,
+        *,
+        schedule: str = "",
+        wrap: bool = False,
+        passive: bool = False,
     ) -> None:
         self.prefix = list(prefix or [])
+        #: Records what the run accessed while the seed makes every choice (the race
+        #: check of a seeded run: it records that run, it does not replace it).
+        self.passive = passive
         self.wrap = wrap
         self.schedule_text = schedule
         self.choices: list[Choice] = []

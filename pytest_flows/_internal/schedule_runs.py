@@ -29,11 +29,16 @@ def following_schedule(
         yield scheduler.threads.chooser
         return
     text = schedule if schedule is not None else session.schedule
-    if text is None and getattr(session, "races", "off") == "off":
+    racing = getattr(session, "races", "off") not in (None, "off")
+    if text is None and not racing:
         yield None
         return
-    text = text or "s"
-    chooser = Chooser(decode(text), schedule=text, wrap=text.startswith("w"))
+    if text is None and scheduler.seed != 0:
+        # races= under --flows-seed: record the seeded run itself.
+        chooser = Chooser(passive=True)
+    else:
+        text = text or "s"
+        chooser = Chooser(decode(text), schedule=text, wrap=text.startswith("w"))
     with scheduler.following(chooser):
         yield chooser
     if getattr(session, "races", None) not in (None, "off"):
@@ -65,6 +70,7 @@ def rerun_of(
 def noted(run: FlowRun, chooser: Chooser | None) -> FlowRun:
     """Keep the schedule a run followed (``run.schedule``) and what it accessed."""
     if chooser is not None:
-        run.extras["schedule"] = chooser.schedule
+        if not chooser.passive:
+            run.extras["schedule"] = chooser.schedule
         run.extras["chooser"] = chooser
     return run

@@ -346,7 +346,7 @@ class ThreadScheduler:
         others = self._ready(exclude=me)
         if not others:
             return me
-        if self.chooser is not None:
+        if self.chooser is not None and not self.chooser.passive:
             if me.is_loop and handoff is None:
                 return self._loop_turn(me, others)
             default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
@@ -397,8 +397,8 @@ class ThreadScheduler:
         options = [default, *rest]
         seqs = [p.seq for p in options]
         now = self.clock.monotonic()
-        due = self._next_deadline()
-        if due is not None and now < due <= now + MAX_DESCHEDULE:
+        due = self._next_deadline(after=now)
+        if due is not None and due <= now + MAX_DESCHEDULE:
             # As with seeds: every ready thread may be held back while the clock runs
             # to a deadline that is near (seq 0 stands for "the clock").
             seqs.append(0)
@@ -422,7 +422,7 @@ class ThreadScheduler:
         be held back a little while the clock runs on (an OS deschedules a thread for a
         while, never for long).
         """
-        due = self._next_deadline()
+        due = self._next_deadline(after=self.clock.monotonic())
         soon = due is not None and due - self.clock.monotonic() <= MAX_DESCHEDULE
         if soon and self._rng.random() < 1 / (len(candidates) + 1):
             assert due is not None
@@ -430,8 +430,14 @@ class ThreadScheduler:
             candidates = self._ready() or candidates
         return max(candidates, key=lambda p: (p.priority, -p.seq))
 
-    def _next_deadline(self) -> float | None:
-        deadlines = [p.deadline for p in self._parts if p.deadline is not None and not p.done]
+    def _next_deadline(self, after: float | None = None) -> float | None:
+        """The earliest deadline (later than ``after``: a thread held back while the clock
+        runs on skips those already reached, whose threads are ready)."""
+        deadlines = [
+            p.deadline
+            for p in self._parts
+            if p.deadline is not None and not p.done and (after is None or p.deadline > after)
+        ]
         due = min(deadlines) if deadlines else None
         # A wait for ever (asyncio.sleep(math.inf)) is never due: time does not jump there.
         return due if due is not None and math.isfinite(due) else None
@@ -444,7 +450,7 @@ class ThreadScheduler:
         while True:
             ready = self._ready()
             if ready:
-                if self.chooser is not None:
+                if self.chooser is not None and not self.chooser.passive:
                     workers = [p for p in ready if not p.is_loop]
                     return self._chosen((workers or ready)[0], ready)
                 if self.seed == 0:

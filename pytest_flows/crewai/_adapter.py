@@ -156,6 +156,7 @@ class CrewAIAdapter(AdapterBase):
         try:
             flow, kwargs = _restored_from_checkpoint(flow, kwargs)
             run.flow = flow
+            patches.record_method_outputs(flow)
             run.output = await flow.kickoff_async(**kwargs)
         except Exception as exc:
             _reject_inputs(flow, exc, started=session.event_count() > mark)

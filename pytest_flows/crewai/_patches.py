@@ -24,6 +24,7 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.foreign_work import foreign_work
 from pytest_flows._internal.participants import (
+    LAST_WRITE,
     note_caveat,
     record_access,
     recording,
@@ -39,6 +40,7 @@ __all__ = [
     "check_patch_points",
     "inline_event_bus",
     "ordered_races",
+    "record_method_outputs",
     "render_condition",
     "settled_async_handlers",
     "state_switch_points",
@@ -261,6 +263,35 @@ def _racer_tasks(coros: set[Any], key: str) -> Iterator[None]:
     finally:
         if loop.get_task_factory() is factory:
             loop.set_task_factory(previous)
+
+
+class _RecordedOutputs(list):  # type: ignore[type-arg]
+    """crewai's list of method outputs: each append is an access, since the order of
+    the appends decides the flow's output (its last method's), and the loop's tasks
+    append in whatever order their work ends."""
+
+    def append(self, item: Any) -> None:
+        # The flow's output is the last method's: two appends of equal outputs commute.
+        output = item.get("output") if isinstance(item, dict) else item
+        record_access(f"{LAST_WRITE}{_text(output)}", write=True)
+        super().append(item)
+
+
+def _text(value: Any) -> str:
+    try:
+        return repr(value)[:200]
+    except Exception:  # a repr that fails: tell values apart by identity
+        return f"<{type(value).__qualname__} {id(value):x}>"
+
+
+def record_method_outputs(flow: Any) -> None:
+    """While a schedule is followed, make the order of ``flow``'s method outputs an
+    access the exploration orders (see :class:`_RecordedOutputs`)."""
+    if not recording():
+        return
+    outputs = getattr(flow, "_method_outputs", None)
+    if type(outputs) is list:
+        flow._method_outputs = _RecordedOutputs(outputs)  # seam: crewai Flow._method_outputs
 
 
 # -- reading the flow's graph (trace lines) ----------------------------------------------

@@ -1,0 +1,167 @@
+"""The shapes issue 24 found missing from complete explorations, each a small flow."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from crewai.flow.flow import Flow, listen, or_, router, start
+from pydantic import BaseModel, Field
+
+
+class Names(BaseModel):
+    order: list[str] = Field(default_factory=list)
+
+
+class AppendOrder(Flow[Names]):
+    """Three sync listeners of one trigger each append their name: every order can happen."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def a(self) -> None:
+        self.state.order.append("a")
+
+    @listen(begin)
+    def b(self) -> None:
+        self.state.order.append("b")
+
+    @listen(begin)
+    def c(self) -> None:
+        self.state.order.append("c")
+
+
+class Loaded(BaseModel):
+    data: str = ""
+    seen: str = ""
+
+
+class SleepOrdered(Flow[Loaded]):
+    """The reader sleeps "long enough" for the loader: a loader held back past the
+    reader's wake-up (as an OS may) leaves the reader with nothing."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def loader(self) -> None:
+        time.sleep(0.05)
+        self.state.data = "loaded"
+
+    @listen(begin)
+    def reader(self) -> None:
+        time.sleep(0.1)
+        self.state.seen = self.state.data or "nothing"
+
+
+class Setup(BaseModel):
+    owner: str = ""
+    inits: int = 0
+
+
+class TwoStarts(Flow[Setup]):
+    """Two @start methods that check, then initialise: both may initialise."""
+
+    def _init(self, who: str) -> None:
+        if not self.state.owner:
+            self.state.owner = who
+            self.state.inits += 1
+
+    @start()
+    def first(self) -> None:
+        self._init("first")
+
+    @start()
+    def second(self) -> None:
+        self._init("second")
+
+
+class Flag(BaseModel):
+    flag: bool = False
+
+
+class RouterReads(Flow[Flag]):
+    """A router reads a field a parallel branch writes: either route, and the branch may
+    end last (the flow's output is then the branch's None)."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def check(self) -> None:
+        return None
+
+    @router(check)
+    def route(self) -> str:
+        return "go" if self.state.flag else "fallback"
+
+    @listen("go")
+    def proceed(self) -> str:
+        return "went"
+
+    @listen("fallback")
+    def fall_back(self) -> str:
+        return "fell back"
+
+    @listen(begin)
+    def branch(self) -> None:
+        self.state.flag = True
+
+
+class SlowOutput(Flow):
+    """An or_ race: the fast source wins, the slow one is cancelled, yet its method may
+    have ended (its output recorded) before it was: the output can be the slow one's."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    async def fast(self) -> str:
+        await asyncio.sleep(0.01)
+        return "fast"
+
+    @listen(begin)
+    def slow(self) -> str:
+        time.sleep(0.02)
+        return "slow"
+
+    @listen(or_(fast, slow))
+    async def done(self) -> None:
+        return None
+
+
+class Own(BaseModel):
+    a: int = 0
+    b: int = 0
+    c: int = 0
+
+
+class OwnFieldsSleeping(Flow[Own]):
+    """Three listeners each read, sleep and write their own field: nothing to interleave."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def one(self) -> None:
+        a = self.state.a
+        time.sleep(0.01)
+        self.state.a = a + 1
+
+    @listen(begin)
+    def two(self) -> None:
+        b = self.state.b
+        time.sleep(0.01)
+        self.state.b = b + 1
+
+    @listen(begin)
+    def three(self) -> None:
+        c = self.state.c
+        time.sleep(0.01)
+        self.state.c = c + 1

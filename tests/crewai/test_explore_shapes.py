@@ -1,0 +1,114 @@
+"""The shapes issue 24 found a complete exploration missing outcomes of: each one explores
+complete, holds every outcome seeds reach, names the conflict and replays exactly."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from scheduler_flows import LostUpdate
+from soundness_flows import (
+    AppendOrder,
+    OwnFieldsSleeping,
+    RouterReads,
+    SleepOrdered,
+    SlowOutput,
+    TwoStarts,
+)
+
+from pytest_flows import FlowsSession, explore
+from pytest_flows._internal.exploration import Exploration, outcome_key
+from pytest_flows._internal.race_check import check
+
+
+def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
+    for outcome in found.outcomes:
+        again = flows.run(target, schedule=outcome.schedule, raise_on_error=False)
+        assert outcome_key(again) == outcome.text
+        assert again.schedule == outcome.schedule
+
+
+def _pairs(found: Exploration) -> set[tuple[str, str, str]]:
+    return {(c.field, c.first, c.second) for c in found.conflicts}
+
+
+def test_three_appending_listeners_reach_all_six_orders(flows: FlowsSession) -> None:
+    # Seeds reach the orders where the listener started last runs first (seed 10:
+    # c, a, b); the search once stopped complete without them.
+    found = explore(flows, AppendOrder, max_schedules=400)
+    assert found.complete and not found.caveat
+    orders = {tuple(o.state.order) for o in found.outcomes}
+    assert orders == set(itertools.permutations("abc"))
+    assert _pairs(found) >= {("state.order", "a", "b"), ("state.order", "a", "c")}
+    _replays(flows, AppendOrder, found)
+
+
+def test_a_loader_held_back_past_the_readers_sleep_is_explored(flows: FlowsSession) -> None:
+    # The reader sleeps "long enough"; a seed may hold the loader back (an OS
+    # deschedules a thread for a while) past the reader's wake-up.
+    found = explore(flows, SleepOrdered, max_schedules=100)
+    assert found.complete and not found.caveat
+    assert {o.state.seen for o in found.outcomes} == {"loaded", "nothing"}
+    assert ("state.data", "loader", "reader") in _pairs(found)
+    _replays(flows, SleepOrdered, found)
+
+
+def test_two_starts_that_check_then_initialise(flows: FlowsSession) -> None:
+    found = explore(flows, TwoStarts, max_schedules=400)
+    assert found.complete and not found.caveat
+    # Either start alone (the other saw it initialised), or both initialised.
+    assert {(o.state.owner, o.state.inits) for o in found.outcomes} == {
+        ("first", 1),
+        ("second", 1),
+        ("first", 2),
+        ("second", 2),
+    }
+    assert ("state.owner", "first", "second") in _pairs(found)
+    _replays(flows, TwoStarts, found)
+
+
+def test_a_router_reading_what_a_parallel_branch_writes(flows: FlowsSession) -> None:
+    found = explore(flows, RouterReads, max_schedules=300)
+    assert found.complete and not found.caveat
+    # Either route; and the branch may end last, its None then the flow's output.
+    assert {o.output for o in found.outcomes} == {"went", "fell back", None}
+    assert ("state.flag", "branch", "route") in _pairs(found)
+    _replays(flows, RouterReads, found)
+
+
+def test_disjoint_fields_with_sleeps_explore_in_one_schedule(flows: FlowsSession) -> None:
+    found = explore(flows, OwnFieldsSleeping, max_schedules=50)
+    assert found.complete and found.schedules_run == 1
+    assert found.conflicts == []
+
+
+def test_outcomes_read_like_runs(flows: FlowsSession) -> None:
+    found = explore(flows, SlowOutput, max_schedules=3)
+    for outcome in found.outcomes:
+        assert outcome.output == outcome.run.output
+        assert outcome.state == outcome.run.state
+        assert outcome.error is outcome.run.error
+        assert [r.render() for r in outcome.races] == [
+            "or(fast, slow): " + r for r in _ends(outcome.text)
+        ]
+
+
+def _ends(text: str) -> list[str]:
+    return [part.split(": ", 1)[1] for part in text.split(" | ") if part.startswith("or(")]
+
+
+@pytest.mark.parametrize("seed", [1, 3])  # LostUpdate counts 3 and 2 there (1 at seed 0)
+def test_the_race_check_records_the_seeded_run(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The failure message's own exploration is not what this checks: keep it short.
+    monkeypatch.setattr("pytest_flows._internal.race_check.EXPLORE_LIMIT", 3)
+    with FlowsSession(seed=seed, test_id="tests::races-seed") as plain:
+        expected = plain.run(LostUpdate).state.n
+        trace = plain.run(LostUpdate).trace.render()
+    with FlowsSession(seed=seed, test_id="tests::races-seed") as checked:
+        checked.races = "warn"
+        run = checked.run(LostUpdate)
+        assert run.state.n == expected != 1  # the seeded run, not the default schedule's
+        assert checked.run(LostUpdate).trace.render() == trace
+        assert run.schedule is None  # a seeded run is replayed by its seed
+        with pytest.warns(UserWarning, match="state.n"):
+            check(checked)

@@ -1,0 +1,295 @@
+"""Random small flows as Python source, for the soundness check of exploration.
+
+A hypothesis strategy draws a *spec* (methods, triggers, statements); :func:`crewai_source`
+and :func:`af_source` render it as the source a user would write, and :func:`load` makes
+it a class. The spec shrinks (hypothesis), and a failing check prints the source: the
+minimal flow that shows the problem.
+
+:func:`check_sound` is the invariant: every outcome seeds reach is among the outcomes of
+a complete exploration, and every outcome replays from its schedule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import linecache
+import os
+from typing import Any
+
+from hypothesis import strategies as st
+
+#: FLOWS_LONG=1: the long mode (many more flows, larger ones, more seeds).
+LONG = bool(os.environ.get("FLOWS_LONG"))
+
+_FIELDS = ("x", "y")
+_counter = itertools.count()
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    name: str
+    is_async: bool
+    trigger: tuple[str, ...]  # ("start",), ("listen", a), ("and", a, b), ("or", a, b)
+    body: tuple[tuple[Any, ...], ...]
+    router: bool = False
+    locked: bool = False
+
+
+_OPS_SYNC = ("read", "incr", "set", "append", "check", "sleep")
+
+
+@st.composite
+def _body(draw: Any, is_async: bool, size: int) -> tuple[tuple[Any, ...], ...]:
+    ops = []
+    for _ in range(draw(st.integers(0, size))):
+        kind = draw(st.sampled_from(_OPS_SYNC))
+        if kind == "sleep":
+            ops.append(("sleep", draw(st.integers(0, 12))))
+        elif kind == "append":
+            ops.append(("append",))
+        else:
+            ops.append((kind, draw(st.sampled_from(_FIELDS))))
+    return tuple(ops)
+
+
+@st.composite
+def crewai_specs(draw: Any) -> tuple[Method, ...]:
+    """One or two ``@start``, 2-4 sync and async listeners (``and_``, ``or_``), perhaps a
+    router, with reads, writes, appends, check-then-acts, sleeps and a lock."""
+    size = 4 if LONG else 3
+    methods: list[Method] = []
+    for i in range(draw(st.integers(1, 2))):
+        is_async = draw(st.booleans())
+        methods.append(Method(f"s{i}", is_async, ("start",), draw(_body(is_async, size))))
+    labels: list[str] = []
+    for i in range(draw(st.integers(2, 4 if LONG else 3))):
+        names = [m.name for m in methods if not m.router] + labels
+        shape = draw(st.sampled_from(("listen", "listen", "and", "or")))
+        if shape == "listen" or len(names) < 2:
+            trigger: tuple[str, ...] = ("listen", draw(st.sampled_from(names)))
+        else:
+            pair = draw(st.lists(st.sampled_from(names), min_size=2, max_size=2, unique=True))
+            trigger = (shape, *pair)
+        is_async = draw(st.booleans())
+        router = not labels and draw(st.integers(0, 4)) == 0
+        locked = not is_async and draw(st.integers(0, 3)) == 0
+        methods.append(
+            Method(f"m{i}", is_async, trigger, draw(_body(is_async, size)), router, locked)
+        )
+        if router:
+            labels.extend(("hi", "lo"))
+    return tuple(methods)
+
+
+def _trigger(trigger: tuple[str, ...]) -> str:
+    kind, *names = trigger
+    quoted = [n if n not in ("hi", "lo") else repr(n) for n in names]
+    if kind == "start":
+        return "@start()"
+    if kind == "listen":
+        return f"@listen({quoted[0]})"
+    return f"@listen({kind}_({', '.join(quoted)}))"
+
+
+def crewai_source(spec: tuple[Method, ...], name: str = "Generated") -> str:
+    """The flow of ``spec`` as Python source."""
+    lines = [
+        "import asyncio",
+        "import threading",
+        "import time",
+        "",
+        "from crewai.flow.flow import Flow, and_, listen, or_, router, start",
+        "from pydantic import BaseModel, Field",
+        "",
+        "",
+        "class State(BaseModel):",
+        "    x: int = 0",
+        "    y: int = 0",
+        "    log: list[str] = Field(default_factory=list)",
+        "",
+        "",
+        f"class {name}(Flow[State]):",
+        "    def __init__(self, **kwargs):",
+        "        super().__init__(**kwargs)",
+        "        self.guard = threading.Lock()",
+    ]
+    for m in spec:
+        deco = _trigger(m.trigger)
+        if m.router:
+            deco = deco.replace("@listen(", "@router(", 1)
+        lines += ["", f"    {deco}", f"    {'async ' if m.is_async else ''}def {m.name}(self):"]
+        indent = "        "
+        if m.locked:
+            lines.append(f"{indent}with self.guard:")
+            indent += "    "
+        lines.append(f"{indent}v = 0")
+        for op in m.body:
+            lines.append(indent + _statement(op, m))
+        if m.router:
+            lines.append(f"{indent}return 'hi' if self.state.x > 0 else 'lo'")
+        else:
+            lines.append(f"{indent}return {m.name!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _statement(op: tuple[Any, ...], m: Method) -> str:
+    kind = op[0]
+    if kind == "read":
+        return f"v = self.state.{op[1]}"
+    if kind == "incr":
+        return f"self.state.{op[1]} = v + 1"
+    if kind == "set":
+        return f"self.state.{op[1]} = {len(m.name) + int(m.name[1:]) + 1}"
+    if kind == "append":
+        return f"self.state.log.append({m.name!r})"
+    if kind == "check":
+        return f"if self.state.{op[1]} == 0: self.state.{op[1]} = {int(m.name[1:]) + 5}"
+    seconds = op[1] / 100
+    return f"await asyncio.sleep({seconds})" if m.is_async else f"time.sleep({seconds})"
+
+
+# -- Agent Framework ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Worker:
+    name: str
+    body: tuple[tuple[Any, ...], ...]
+
+
+@st.composite
+def af_specs(draw: Any) -> tuple[Worker, ...]:
+    """A fan-out from a start executor to 2-4 workers, each reading and writing shared
+    state keys with sleeps between, and a fan-in that reports the state."""
+    size = 4 if LONG else 3
+    workers = []
+    for i in range(draw(st.integers(2, 4 if LONG else 3))):
+        ops = []
+        for _ in range(draw(st.integers(1, size))):
+            kind = draw(st.sampled_from(("read", "incr", "set", "sleep")))
+            if kind == "sleep":
+                ops.append(("sleep", draw(st.integers(0, 12))))
+            else:
+                ops.append((kind, draw(st.sampled_from(_FIELDS))))
+        workers.append(Worker(f"w{i}", tuple(ops)))
+    return tuple(workers)
+
+
+def af_source(spec: tuple[Worker, ...], name: str = "build") -> str:
+    """The workflow of ``spec`` as Python source: ``build()`` returns a fresh workflow."""
+    lines = [
+        "import asyncio",
+        "from typing import Never",
+        "",
+        "from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler",
+        "",
+        "",
+        "class Start(Executor):",
+        "    @handler",
+        "    async def start(self, text: str, ctx: WorkflowContext[str]) -> None:",
+        "        await ctx.send_message(text)",
+        "",
+        "",
+        "class Tally(Executor):",
+        "    @handler",
+        "    async def tally(self, reports: list[str], ctx: WorkflowContext[Never, str]) -> None:",
+        "        state = {k: ctx.get_state(k) for k in ('x', 'y')}",
+        "        await ctx.yield_output(f'{state} {sorted(reports)}')",
+    ]
+    for w in spec:
+        lines += [
+            "",
+            "",
+            f"class {w.name.upper()}(Executor):",
+            "    @handler",
+            "    async def work(self, text: str, ctx: WorkflowContext[str]) -> None:",
+            "        v = 0",
+        ]
+        for op in w.body:
+            kind = op[0]
+            if kind == "read":
+                lines.append(f"        v = ctx.get_state({op[1]!r}) or 0")
+            elif kind == "incr":
+                lines.append(f"        ctx.set_state({op[1]!r}, v + 1)")
+            elif kind == "set":
+                lines.append(f"        ctx.set_state({op[1]!r}, {w.name!r})")
+            else:
+                lines.append(f"        await asyncio.sleep({op[1] / 100})")
+        lines.append(f"        await ctx.send_message({w.name!r})")
+    names = ", ".join(f"{w.name.upper()}(id={w.name!r})" for w in spec)
+    lines += [
+        "",
+        "",
+        f"def {name}():",
+        "    start = Start(id='start')",
+        f"    workers = [{names}]",
+        "    return (",
+        "        WorkflowBuilder(start_executor=start, name='generated')",
+        "        .add_fan_out_edges(start, workers)",
+        "        .add_fan_in_edges(workers, Tally(id='tally'))",
+        "        .build()",
+        "    )",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- loading and checking ---------------------------------------------------------------
+
+
+def load(source: str, name: str) -> Any:
+    """``name`` from ``source``, compiled under a file name ``inspect`` can read back
+    (crewai reads a router's source for its labels)."""
+    filename = f"<generated flow {next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"__name__": f"generated_{next(_counter)}"}
+    exec(compile(source, filename, "exec"), namespace)  # our own generated source
+    return namespace[name]
+
+
+@dataclasses.dataclass
+class Checked:
+    complete: bool
+    schedules: int
+    outcomes: int
+    seeded: int
+
+
+def check_sound(
+    target: Any,
+    args: tuple[Any, ...],
+    source: str,
+    *,
+    seeds: range,
+    max_schedules: int,
+    rebuild: Any = None,
+) -> Checked:
+    """Assert the invariant for ``target`` (see the module docstring)."""
+    from pytest_flows import FlowsSession, explore
+    from pytest_flows._internal.exploration import outcome_key
+
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, target, *args, max_schedules=max_schedules)
+        for outcome in found.outcomes:
+            again = session.run(
+                rebuild() if rebuild else target,
+                *args,
+                schedule=outcome.schedule,
+                raise_on_error=False,
+            )
+            assert outcome_key(again) == outcome.text, (
+                f"schedule {outcome.schedule} did not replay its outcome:\n"
+                f"  explored: {outcome.text}\n  replayed: {outcome_key(again)}\n{source}"
+            )
+    reached: dict[str, int] = {}
+    for seed in seeds:
+        with FlowsSession(seed=seed, test_id="tests::random-flows") as session:
+            run = session.run(rebuild() if rebuild else target, *args, raise_on_error=False)
+            reached.setdefault(outcome_key(run), seed)
+    if found.complete:
+        missed = {text: seed for text, seed in reached.items() if text not in found.texts}
+        assert not missed, (
+            f"a complete exploration ({found.schedules_run} schedules, "
+            f"{len(found.outcomes)} outcomes) misses what seeds reach: {missed}\n{source}"
+        )
+    return Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
