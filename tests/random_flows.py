@@ -19,8 +19,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-#: FLOWS_LONG=1: the long mode (many more flows, larger ones, more seeds).
-LONG = bool(os.environ.get("FLOWS_LONG"))
+#: PYTEST_FLOWS_LONG=1: the long mode (many more flows, larger ones, more seeds).
+LONG = bool(os.environ.get("PYTEST_FLOWS_LONG"))
 
 _FIELDS = ("x", "y")
 _counter = itertools.count()

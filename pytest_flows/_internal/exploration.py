@@ -338,11 +338,13 @@ def explore_schedules(
             with flows.scheduler.following(chooser):
                 run = make_run()
         except FlowsUsageError:
-            if chooser.misfit is None:
-                raise
+            if chooser.misfit is None or not choosers:
+                raise  # the first run follows the caller's prefix: theirs to fix
+        if chooser.misfit is not None and not choosers:
+            raise chooser.misfit
         if chooser.misfit is not None:
             raise FlowsError(
-                f"explore(): schedule {chooser.schedule_text or encode(chooser.prefix)!r} "
+                f"explore(): schedule {encode(chooser.prefix)!r} "
                 f"ran differently from the run it was derived from ({chooser.misfit}). "
                 "The flow made a choice the harness does not control: real time, a thread "
                 "or loop the harness does not run, or state kept between runs (a module "

@@ -154,6 +154,8 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
     ) -> None:
         racers = order(sorted(str(name) for name in racing_listeners))
         recorder = observe(self, racers)
+        if recording() and len({_is_async(self, name) for name in racers}) > 1:
+            note_caveat(_MIXED_CAVEAT)
         remaining = set(racers)
         original_single = type(self)._execute_single_listener
         original_triggered = type(self)._find_triggered_methods
@@ -207,6 +209,20 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
 
     with SEAMS["crewai.flow.runtime:Flow._execute_racing_listeners"].replace(racing):
         yield
+
+
+_MIXED_CAVEAT = (
+    "an or_ race between a sync racer (on a pool thread) and an async one (on the loop): "
+    "the order of the async racer's timer against the sync racer's thread end is not "
+    "reversed as a race, so a seed may reach an outcome the search did not (a cancelled "
+    "sync racer's output, say)."
+)
+
+
+def _is_async(flow: Any, name: str) -> bool:
+    method = getattr(flow, "_methods", {}).get(name)
+    method = getattr(method, "_meth", method)
+    return asyncio.iscoroutinefunction(method)
 
 
 _FACTORY_CAVEAT = (

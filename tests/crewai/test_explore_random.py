@@ -2,7 +2,7 @@
 
 For each drawn flow: every outcome seeds 0..7 reach is among the outcomes of a complete
 exploration, and every explored outcome replays from its schedule. A failure shrinks
-to a minimal flow and prints it as Python source. ``FLOWS_LONG=1`` runs 1,000 larger
+to a minimal flow and prints it as Python source. ``PYTEST_FLOWS_LONG=1`` runs 1,000 larger
 flows with 16 seeds each (minutes); CI checks a bounded sample.
 """
 
