@@ -36,16 +36,7 @@ _shadow: contextvars.ContextVar[RunRecording | None] = contextvars.ContextVar(
 )
 
 
-def _version() -> str:
-    try:
-        from importlib import metadata
-
-        return metadata.version("agent-framework-core")
-    except Exception:
-        return "unknown"
-
-
-_AF_VERSION = _version()
+_AF_VERSION = capture.distribution_version("agent-framework-core")
 
 
 def message_dicts(messages: Any) -> list[dict[str, Any]]:
@@ -63,12 +54,6 @@ def _tool_names(options: Any) -> list[str]:
     return [str(getattr(tool, "name", tool)) for tool in tools or []]
 
 
-def _error(error: Any) -> dict[str, str]:
-    if isinstance(error, BaseException):
-        return {"type": type(error).__name__, "message": str(error)}
-    return {"type": "Error", "message": str(error)}
-
-
 def _note_event(run: RunRecording, event: Any) -> None:
     kind = getattr(event, "type", "")
     executor = getattr(event, "executor_id", None)
@@ -78,7 +63,11 @@ def _note_event(run: RunRecording, event: Any) -> None:
         data = event.data
         run.note("method.finished", method=executor, output=data, rendered=render_value(data))
     elif kind == "executor_failed":
-        run.note("method.failed", method=executor, error=_error(getattr(event, "details", None)))
+        run.note(
+            "method.failed",
+            method=executor,
+            error=capture.error_fields(getattr(event, "details", None)),
+        )
     elif kind == "output":
         run.note("workflow.output", method=executor, output=event.data)
     elif kind == "request_info":
@@ -92,7 +81,7 @@ def _note_event(run: RunRecording, event: Any) -> None:
     elif kind == "superstep_started":
         run.note("superstep", iteration=getattr(event, "iteration", None))
     elif kind == "failed":
-        run.note("flow.failed", error=_error(getattr(event, "details", None)))
+        run.note("flow.failed", error=capture.error_fields(getattr(event, "details", None)))
 
 
 def _outputs(run: RunRecording) -> list[Any]:
@@ -134,7 +123,7 @@ def install() -> Callable[[], None]:
                 yield event
         except BaseException as exc:
             if own:
-                run.finish("failed", error=_error(exc))
+                run.finish("failed", error=capture.error_fields(exc))
             raise
         finally:
             # ValueError: the generator was closed from another context.
@@ -216,8 +205,13 @@ def install() -> Callable[[], None]:
     return undo
 
 
-def shadow(run: RunRecording) -> Callable[[], None]:
-    """Record the workflow runs of this context into ``run`` (replay compares them)."""
+def shadow(
+    run: RunRecording, *, answer_tool: Callable[..., Any] | None = None
+) -> Callable[[], None]:
+    """Record the workflow runs of this context into ``run`` (replay compares them).
+
+    (``answer_tool`` is crewAI's: Agent Framework's tools are answered by ``fake_tools``.)
+    """
     undo = install()
     token = _shadow.set(run)
 

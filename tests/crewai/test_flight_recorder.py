@@ -13,7 +13,7 @@ from typing import Any
 
 import flight_flows
 import pytest
-from flight_flows import RaceFlow, TicketFlow
+from flight_flows import PersistFlow, RaceFlow, TicketFlow, ToolFlow
 from loopback_openai import LoopbackOpenAI
 
 from pytest_flows._internal.errors import FlowsUsageError
@@ -25,7 +25,8 @@ ROOT = HERE.parent.parent
 
 @pytest.fixture(scope="module")
 def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One production process records four runs (the slow part: it imports crewAI)."""
+    """One production process records every run these tests replay (the slow part: it
+    imports crewAI)."""
     out = tmp_path_factory.mktemp("recordings")
     with LoopbackOpenAI(delays={"slow lookup": 0.3}) as server:
         done = subprocess.run(
@@ -43,10 +44,9 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         record = read_record(path)
         inputs = record.run_kwargs.get("inputs") or {}
         ticket = inputs.get("ticket", "")
-        name = (
-            "race"
-            if "RaceFlow" in record.target
-            else ("long" if "export" in ticket else "failed" if "Explode" in ticket else "short")
+        special = {"RaceFlow": "race", "ToolFlow": "tool", "PersistFlow": "persist"}
+        name = special.get(record.target.rpartition(":")[2]) or (
+            "long" if "export" in ticket else "failed" if "Explode" in ticket else "short"
         )
         records[name] = record
     report["records"] = records
@@ -56,7 +56,14 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_the_production_process_loaded_no_test_dependency(production):
     assert production["test_modules"] == []
-    assert sorted(production["records"]) == ["failed", "long", "race", "short"]
+    assert sorted(production["records"]) == [
+        "failed",
+        "long",
+        "persist",
+        "race",
+        "short",
+        "tool",
+    ]
 
 
 def test_the_production_key_reaches_no_record(production):
@@ -152,7 +159,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=4)
+    refused.assert_outcomes(failed=6)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -162,7 +169,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=6)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 
@@ -270,3 +277,78 @@ def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(
     with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
         CrewAISink(run)(object(), Broken())
     assert "recording a crewAI event failed" in caplog.text
+
+
+# -- tools and persisted states -------------------------------------------------------------
+def test_a_tool_the_llm_ran_is_recorded_and_answered_from_the_record(flows, production):
+    record = production["records"]["tool"]
+    (started,) = record.of_kind("tool.started")
+    assert started["tool"] == "lookup_order" and started["args"] == {"query": "A-17"}
+    assert record.of_kind("tool.finished")[0]["output"] == "order A-17: shipped"
+    assert production["results"]["tool"] == "order A-17: shipped"
+
+    calls = []
+    real = flight_flows.lookup_order
+    try:
+        # Today's tool would answer otherwise: the replay answers it from the record.
+        flight_flows.lookup_order = lambda query: calls.append(query) or "not shipped"
+        replayed = flows.replay(record.path, ToolFlow)
+    finally:
+        flight_flows.lookup_order = real
+    assert not replayed.diverged, replayed.report()
+    assert calls == []
+    assert replayed.run.output == "order A-17: shipped"
+
+
+def test_a_tool_called_with_other_arguments_is_reported(flows, production, tmp_path):
+    import gzip
+
+    record = production["records"]["tool"]
+    lines = [json.loads(line) for line in gzip.decompress(record.path.read_bytes()).splitlines()]
+    for line in lines:
+        # The model asked for order A-17; the tool ran for B-2 (a wrapper rewrote it).
+        if line.get("kind") == "llm.response":
+            line["response_type"] = "tool_calls"
+            line["response"] = [{"name": "lookup_order", "arguments": '{"query": "A-17"}'}]
+        if line.get("kind") == "tool.started":
+            line["args"] = {"query": "B-2"}
+    edited = tmp_path / record.path.name
+    edited.write_bytes(gzip.compress("".join(json.dumps(x) + "\n" for x in lines).encode()))
+    first = flows.replay(edited, ToolFlow).first
+    assert first is not None and first.kind == "tool"
+    assert first.where == "tool call 1 of lookup_order in method lookup"
+    assert 'called with {"query": "A-17"}; recorded: {"query": "B-2"}' in first.message
+
+
+def test_a_tool_today_s_code_does_not_call_is_reported(flows, production, monkeypatch):
+    monkeypatch.setattr(ToolFlow, "lookup", _no_tools, raising=True)
+    replayed = flows.replay(production["records"]["tool"].path, ToolFlow)
+    kinds = {d.kind: d for d in replayed.divergences}
+    assert "today's code did not make it" in kinds["tool"].message
+
+
+def _no_tools(self):  # type: ignore[no-untyped-def]
+    return "nothing looked up"
+
+
+def test_persisted_states_are_recorded_scrubbed_and_compared(flows, production, monkeypatch):
+    import gzip
+
+    record = production["records"]["persist"]
+    saves = record.of_kind("state.saved")
+    assert [s["method"] for s in saves] == ["classify", "done"]
+    assert saves[0]["state"]["label"] == "6" and saves[0]["state"]["ticket"] == "reset my password"
+    assert (
+        saves[0]["state"]["api_key"] != "" and "sk-production" not in saves[0]["state"]["api_key"]
+    )
+    assert "sk-production-key" not in gzip.decompress(record.path.read_bytes()).decode()
+
+    replayed = flows.replay(record.path, PersistFlow)
+    assert not replayed.diverged, replayed.report()
+
+    monkeypatch.setattr(flight_flows, "LABEL_WORDS", 2)
+    changed = flows.replay(record.path, PersistFlow)
+    first = changed.first
+    assert first is not None and first.kind == "state"
+    assert first.where == "state saved after method classify"
+    assert '- "label": "6",' in first.diff and '+ "label": "6 words,",' in first.diff

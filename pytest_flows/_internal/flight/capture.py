@@ -31,10 +31,13 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "ENV_VAR",
     "FlightRecorder",
+    "Patches",
     "RunRecording",
     "active",
     "begin",
     "current",
+    "distribution_version",
+    "error_fields",
     "install",
     "recording",
     "uninstall",
@@ -246,6 +249,54 @@ class RunRecording:
             recorder.writer.submit(write)
         except Exception:
             LOG.exception("pytest-flows recorder: finishing a record failed")
+
+
+def distribution_version(distribution: str) -> str:
+    """The installed version of ``distribution`` (the record's header), or ``unknown``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except Exception:
+        return "unknown"
+
+
+def error_fields(error: Any) -> dict[str, str]:
+    """An error as the record keeps it: ``type`` and ``message`` (a string is a message)."""
+    if isinstance(error, BaseException):
+        return {"type": type(error).__name__, "message": str(error)}
+    return {"type": "Error", "message": str(error)}
+
+
+class Patches:
+    """The framework attributes a recorder part replaces while it is on, and their undo.
+
+    Each framework part patches a few methods once (``install``) and restores them
+    when recording stops; a part already installed is not wrapped twice.
+    """
+
+    MARK = "__flows_recorder__"
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    @classmethod
+    def installed(cls, owner: Any, name: str) -> bool:
+        current = owner.__dict__.get(name)
+        return bool(getattr(getattr(current, "__func__", current), cls.MARK, False))
+
+    def replace(self, owner: Any, name: str, new: Any) -> None:
+        """Set ``owner.name`` to ``new`` (marked as the recorder's) until :meth:`undo`."""
+        original = owner.__dict__[name]
+        target = new.__func__ if isinstance(new, classmethod | staticmethod) else new
+        setattr(target, self.MARK, True)
+        setattr(owner, name, new)
+        self._undo.append((owner, name, original))
+
+    def undo(self) -> None:
+        while self._undo:
+            owner, name, original = self._undo.pop()
+            setattr(owner, name, original)
 
 
 def begin(

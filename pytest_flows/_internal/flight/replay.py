@@ -53,7 +53,7 @@ class ReplayDivergenceError(FlowsError):
 class Divergence:
     """One way the replay differs from the record; ``seq`` is where in the record."""
 
-    kind: str  # prompt, request, unused, method, output, order, outcome
+    kind: str  # prompt, request, unused, tool, state, method, output, order, outcome
     where: str
     message: str
     diff: str = ""
@@ -118,24 +118,43 @@ def _calls(record: Record) -> list[_Call]:
     # A crew is answered whole from the record: its agents' own model calls are not made.
     crews = bool(record.of_kind("crew.finished", "crew.failed"))
     requests: dict[str, dict[str, Any]] = {}
+    # The tools an LLM call ran itself (crewAI's ``available_functions``), by call id.
+    ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
     for entry in record.entries:
         kind = entry.get("kind")
         if kind == "llm.request":
             requests[str(entry.get("call_id"))] = entry
+        elif kind == "tool.started":
+            for call_id, asked in requests.items():
+                if asked.get("thread") == entry.get("thread") and not entry.get("agent"):
+                    ran[call_id].append(entry)
         elif kind in ("llm.response", "llm.failed"):
-            request = requests.pop(str(entry.get("call_id")), None)
+            call_id = str(entry.get("call_id"))
+            request = requests.pop(call_id, None)
+            tools_run = ran.pop(call_id, [])
             if request is None or (crews and request.get("agent")):
                 continue
             method = str(request.get("method") or "")
             counts[method] += 1
+            answer = _answer(entry)
+            if (
+                tools_run
+                and entry.get("call_type", "tool_call") == "tool_call"
+                and entry.get("response_type") != "tool_calls"
+            ):
+                # The provider asked for the tools and the LLM call ran them: today's
+                # code gets the tool calls, and the tools are answered from the record.
+                answer = [
+                    ToolCall(str(t.get("tool")), _arguments(t.get("args"))) for t in tools_run
+                ]
             calls.append(
                 _Call(
                     method=method,
                     messages=request.get("messages"),
                     tools=list(request.get("tools") or []),
-                    answer=_answer(entry),
+                    answer=answer,
                     latency=max(0.0, float(entry.get("t", 0)) - float(request.get("t", 0))),
                     seq=int(request.get("seq", 0)),
                     number=counts[method],
@@ -163,6 +182,16 @@ def _answer(entry: dict[str, Any]) -> Any:
     if kind == "structured" and isinstance(response, dict):
         return response
     return "" if response is None else str(response)
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict (a text tool call's JSON string parsed; other text kept)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value or "{}")
+        except ValueError:
+            return {"input": value}
+    return dict(value) if isinstance(value, dict) else {"input": value}
 
 
 def render_messages(messages: Any) -> str:
@@ -280,6 +309,127 @@ class _Answers:
                 "unused",
                 f"LLM call {call.number} of method {call.method or '(none)'}",
                 "the record has this call; today's code did not make it",
+                seq=call.seq,
+            )
+            for call in self.calls
+            if call.seq not in self.used
+        ]
+
+
+@dataclass
+class _ToolCall:
+    method: str
+    tool: str
+    args: dict[str, Any]
+    answer: Any
+    seq: int
+    number: int  # 1-based among this method's calls of this tool
+
+    @property
+    def where(self) -> str:
+        return f"tool call {self.number} of {self.tool} in method {self.method or '(none)'}"
+
+
+def _tool_calls(record: Record) -> list[_ToolCall]:
+    # A crew is answered whole from the record: its agents' tools are not called.
+    crews = bool(record.of_kind("crew.finished", "crew.failed"))
+    pending: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    calls: list[_ToolCall] = []
+    for entry in record.entries:
+        kind = entry.get("kind")
+        key = (entry.get("thread"), entry.get("tool"))
+        if kind == "tool.started":
+            pending[key].append(entry)
+        elif kind in ("tool.finished", "tool.failed") and pending[key]:
+            started = pending[key].pop(0)
+            if crews and started.get("agent"):
+                continue
+            method, tool = str(started.get("method") or ""), str(started.get("tool"))
+            counts[(method, tool)] += 1
+            answer: Any = entry.get("output")
+            if kind == "tool.failed":
+                answer = RuntimeError(str(entry.get("error")))
+            calls.append(
+                _ToolCall(
+                    method,
+                    tool,
+                    _arguments(started.get("args")),
+                    answer,
+                    int(started.get("seq", 0)),
+                    counts[(method, tool)],
+                )
+            )
+    return calls
+
+
+class _Tools:
+    """The record's tool calls as ``fake_tools`` rules, for one replay attempt."""
+
+    def __init__(self, record: Record) -> None:
+        self.calls = _tool_calls(record)
+        self.fake: Any = None
+        self.divergences: list[Divergence] = []
+        self.used: set[int] = set()
+
+    def install(self, session: Any, now: Callable[[Any], bool]) -> None:
+        from pytest_flows._internal.script import Match
+        from pytest_flows._internal.tool_script import FakeTools, ToolRule
+
+        self.divergences, self.used = [], set()
+        fake = session.bound("tools")
+        if fake is None:
+            fake = FakeTools(session)
+            session.bind("tools", fake)
+        self.fake = fake
+        for call in self.calls:
+            rule = fake.on(call.tool, method=call.method or None, where=now)
+            rule.reply(self._answerer(call), optional=True)
+        # A tool call the record does not have fails the run, reported.
+        ToolRule(fake, Match(where=now)).reply(self._unrecorded, times=ALWAYS, optional=True)
+
+    def answer(self, tool: str, arguments: dict[str, Any], method: Any, real: Any) -> Any:
+        """Answer a function an LLM call runs (crewAI's ``available_functions``)."""
+        named = type("RecordedTool", (), {"name": tool})()
+        where = {"method": method} if method else {}
+        return self.fake.call(named, (), dict(arguments), real, where)
+
+    def _answerer(self, call: _ToolCall) -> Callable[[Any], Any]:
+        def answer(request: Any) -> Any:
+            self.used.add(call.seq)
+            now = jsonable(request.data.get("arguments") or {})
+            if now != jsonable(call.args):
+                self.divergences.append(
+                    Divergence(
+                        "tool",
+                        call.where,
+                        f"called with {json.dumps(now, sort_keys=True)}; recorded: "
+                        f"{json.dumps(jsonable(call.args), sort_keys=True)}",
+                        seq=call.seq,
+                    )
+                )
+            if isinstance(call.answer, BaseException):
+                raise call.answer
+            return call.answer
+
+        return answer
+
+    def _unrecorded(self, request: Any) -> Any:
+        tool = request.caller.get("tool")
+        method = request.caller.get("method", "(none)")
+        message = f"a call of tool {tool} the record does not have (method {method})"
+        arguments = json.dumps(jsonable(request.data.get("arguments")), sort_keys=True)
+        self.divergences.append(
+            Divergence("tool", f"method {method}", message, f"arguments: {arguments}", 10**9)
+        )
+        raise ReplayDivergenceError(f"pytest-flows replay: {message}: {arguments}")
+
+    def unused(self) -> list[Divergence]:
+        return [
+            Divergence(
+                "tool",
+                call.where,
+                "the record has this tool call; today's code did not make it",
                 seq=call.seq,
             )
             for call in self.calls
@@ -406,6 +556,7 @@ def _compare(
                         seq=int(entry.get("seq", 0)),
                     )
                 )
+    divergences += _state_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
     if record.outcome != end["outcome"] or (
         record.outcome == "failed"
@@ -429,6 +580,94 @@ def _compare(
                 Divergence("outcome", "the run", f"returned {now}; recorded: {was}", seq=10**9 + 1)
             )
     return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
+
+
+def _state_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th ``@persist`` save of each method, recorded vs now (ids normalized)."""
+    saves: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entry in replayed:
+        if entry.get("kind") == "state.saved":
+            saves[str(entry.get("method"))].append(entry)
+    seen: dict[str, int] = defaultdict(int)
+    divergences = []
+    normalizer = Normalizer()
+    for entry in recorded:
+        if entry.get("kind") != "state.saved":
+            continue
+        method = str(entry.get("method"))
+        index = seen[method]
+        seen[method] += 1
+        where = f"state saved after method {method}" + (f" (save {index + 1})" if index else "")
+        if index >= len(saves[method]):
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the record has this save; today's code did not persist it",
+                    seq=int(entry.get("seq", 0)),
+                )
+            )
+            continue
+        recorded_state = _without_id(entry.get("state"))
+        state = _masked_as(recorded_state, _without_id(saves[method][index].get("state")))
+        was = normalizer.text(render_value(recorded_state))
+        now = normalizer.text(render_value(state))
+        if was != now:
+            diff = "\n".join(
+                difflib.unified_diff(
+                    _lines(recorded_state),
+                    _lines(state),
+                    "recorded",
+                    "now",
+                    lineterm="",
+                )
+            )
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the persisted state differs from the record",
+                    diff,
+                    seq=int(entry.get("seq", 0)),
+                )
+            )
+    for method, entries in saves.items():
+        for extra in entries[seen[method] :]:
+            divergences.append(
+                Divergence(
+                    "state",
+                    f"state saved after method {method}",
+                    "today's code persisted a state the record does not have",
+                    seq=10**9,
+                )
+            )
+            del extra
+    return divergences
+
+
+def _without_id(state: Any) -> Any:
+    # The state's id is new in every run (crewAI's uuid4): not behaviour.
+    if isinstance(state, dict):
+        return {k: v for k, v in state.items() if k != "id"}
+    return state
+
+
+def _masked_as(recorded: Any, now: Any) -> Any:
+    """``now`` with the values the record's scrubbing masked (``<secret>``) masked too:
+    a secret is never compared, nor shown in a diff."""
+    if isinstance(recorded, str) and "<secret>" in recorded:
+        return recorded
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        return {k: _masked_as(recorded[k], v) if k in recorded else v for k, v in now.items()}
+    if isinstance(recorded, list) and isinstance(now, list) and len(recorded) == len(now):
+        return [_masked_as(a, b) for a, b in zip(recorded, now, strict=True)]
+    return now
+
+
+def _lines(state: Any) -> list[str]:
+    return json.dumps(state, indent=1, sort_keys=True, default=str).splitlines()
 
 
 def _replayed_end(run: FlowRun) -> dict[str, Any]:
@@ -531,6 +770,7 @@ def replay(
         session.bind("llm", fake)
     answers = _Answers(_calls(record))
     people = _People(record)
+    tools = _Tools(record)
     kwargs = record.run_kwargs
     recorded_order = _order(record.entries)
     base_seed = session.seed
@@ -541,8 +781,9 @@ def replay(
         for attempt, seed in enumerate(candidates, 1):
             answers.install(fake, attempt)
             people.install(session, attempt, answers.current(attempt))
+            tools.install(session, answers.current(attempt))
             replayed = RunRecording(memory, record.framework, "", record.target, kwargs)
-            undo = shadow.shadow(replayed)
+            undo = shadow.shadow(replayed, answer_tool=tools.answer)
             try:
                 with reseeded(session.scheduler, seed if seed != base_seed else None):
                     run = session.run(target, raise_on_error=False, **kwargs)
@@ -550,6 +791,7 @@ def replay(
                 undo()
             divergences, recorded_trace, replayed_trace = _compare(record, replayed, run)
             divergences += answers.divergences + answers.unused()
+            divergences += tools.divergences + tools.unused()
             divergences.sort(key=lambda d: d.seq)
             result = ReplayResult(
                 record,
