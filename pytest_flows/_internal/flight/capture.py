@@ -60,8 +60,11 @@ class FlightRecorder:
         max_bytes: int = DEFAULT_MAX_BYTES,
         queue_size: int = 64,
         secrets: tuple[str, ...] = (),
+        factories: dict[str, str] | None = None,
     ) -> None:
         self.directory = Path(directory)
+        #: Agent Framework: workflow name -> ``module:function`` that builds it again.
+        self.factories = dict(factories or {})
         self.sample = sample
         self.max_bytes = max_bytes
         self.secrets = secrets
@@ -213,6 +216,15 @@ class RunRecording:
         except Exception:
             LOG.exception("pytest-flows recorder: recording a %s entry failed", kind)
 
+    def reopen(self) -> bool:
+        """Take entries again after :meth:`finish` (a paused run continued); the next
+        ``finish`` writes the whole record again, under the same name."""
+        with self._lock:
+            if self._over_cap:
+                return False
+            self._done = False
+            return True
+
     def finish(self, outcome: str, **fields: Any) -> None:
         """Close the record (``finished``, ``failed`` or ``paused``) and queue it for writing."""
         try:
@@ -220,7 +232,7 @@ class RunRecording:
                 if self._done:
                     return
                 self._done = True
-                entries = self.entries
+                entries = list(self.entries)
             end = {
                 "kind": "end",
                 "outcome": outcome,

@@ -13,8 +13,10 @@ scheduler could not express the recorded interleaving.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
+import inspect
 import json
 import os
 import tempfile
@@ -453,6 +455,9 @@ class _People:
                 human = ScriptedHuman(session)
                 session.bind("human", human)
             for entry in self.answers:
+                if entry.get("via") == "request_info":
+                    _request_info_answer(human, entry, now)
+                    continue
                 kind = "ask" if entry.get("via") == "ask" else "feedback"
                 rule = human.on(method=entry.get("method"), kind=kind, where=now)
                 outcome = entry.get("outcome")
@@ -473,6 +478,50 @@ class _People:
                 method = entry.get("method")
                 rule = crews.on(method=method, where=now) if method else crews.on(where=now)
                 rule.reply(value, optional=True)
+
+
+def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
+    """An Agent Framework ``request_info`` answer, given back as the type today's
+    request expects (its ``response_type``: a model validated, a dataclass built)."""
+    from pytest_flows._internal.script import Match
+
+    recorded = entry.get("answer")
+
+    def answer(request: Any) -> Any:
+        expected = (request.data or {}).get("response_type")
+        return _Typed(_as_type(recorded, expected))
+
+    method = entry.get("method")
+    conditions: tuple[tuple[str, Any], ...] = (("kind", "request_info"),)
+    if method:
+        conditions = (("method", method), *conditions)
+    human.script.add(
+        answer,
+        match=Match(caller=conditions, where=now),
+        optional=True,
+        label=f"the record's answer to request_info from {method}",
+    )
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """A human answer as the adapter reads one (``.text``: the response itself)."""
+
+    text: Any
+    after: float = 0.0
+
+
+def _as_type(value: Any, expected: Any) -> Any:
+    if not isinstance(expected, type) or isinstance(value, expected):
+        return value
+    validate = getattr(expected, "model_validate", None)
+    if callable(validate):
+        return validate(value)
+    if dataclasses.is_dataclass(expected) and isinstance(value, dict):
+        return expected(**value)
+    if expected in (int, float, str, bool) and value is not None:
+        return expected(value)
+    return value
 
 
 # -- comparing the record with the replay ------------------------------------------------------
@@ -749,6 +798,9 @@ def replay(
             "gets imported."
         )
     target = _resolve(target, record)
+    if record.framework == "agent_framework" and inspect.isfunction(target):
+        # A factory (the record's ``factory``, or the test's): the workflow it builds.
+        target = target()
     if record.target and _target_path(target) != record.target:
         raise FlowsUsageError(
             f"flows.replay: the record was made from {record.target}, not "
