@@ -131,7 +131,8 @@ def test_two_listeners_that_raced_replay_in_the_recorded_order(flows, production
 
     assert not replayed.diverged, replayed.report()
     assert replayed.run.output == ["fast", "slow"]
-    assert "came back at seed" in replayed.interleaving
+    assert "rebuilt as schedule 's'" in replayed.interleaving  # the recorded latencies did it
+    assert replayed.schedule == replayed.run.schedule == "s"
 
 
 def test_a_route_that_differs_today_is_reported(flows, production, monkeypatch):
@@ -352,3 +353,72 @@ def test_persisted_states_are_recorded_scrubbed_and_compared(flows, production, 
     assert first is not None and first.kind == "state"
     assert first.where == "state saved after method classify"
     assert '- "label": "6",' in first.diff and '+ "label": "6 words,",' in first.diff
+
+
+def _race_record(production, tmp_path, name, edit):  # type: ignore[no-untyped-def]
+    """The race record without its latencies (every entry at t=0), edited by ``edit``."""
+    import gzip
+
+    record = production["records"]["race"]
+    lines = [json.loads(line) for line in gzip.decompress(record.path.read_bytes()).splitlines()]
+    for line in lines:
+        if "t" in line:
+            line["t"] = 0.0
+    lines = edit(lines)
+    path = tmp_path / f"{name}.flight.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(x) + "\n" for x in lines).encode()))
+    return path
+
+
+def _swap(lines, first, second):  # type: ignore[no-untyped-def]
+    i = next(n for n, x in enumerate(lines) if first(x))
+    j = next(n for n, x in enumerate(lines) if second(x))
+    lines[i], lines[j] = lines[j], lines[i]
+    return lines
+
+
+def _finished(method):  # type: ignore[no-untyped-def]
+    return lambda x: x.get("kind") == "method.finished" and x.get("method") == method
+
+
+def test_the_recorded_order_is_rebuilt_as_a_schedule_else_by_a_seed(flows, production, tmp_path):
+    """Without the recorded latencies to steer it, the replay searches the scheduler's
+    schedules for the recorded order (breadth first from seed 0's), then the seeds."""
+    from pytest_flows._internal.trace import render_value
+
+    def finished_fast_first_appended_slow_first(lines):  # type: ignore[no-untyped-def]
+        for line in lines:
+            if line.get("kind") == "end":
+                line["output"] = ["slow", "fast"]
+                line["rendered"] = render_value(["slow", "fast"])
+            if line.get("kind") == "method.finished" and line.get("method") == "report":
+                line["rendered"] = render_value(["slow", "fast"])
+        return lines
+
+    by_schedule = flows.replay(
+        _race_record(production, tmp_path, "a", finished_fast_first_appended_slow_first), RaceFlow
+    )
+    assert not by_schedule.diverged, by_schedule.report()
+    assert by_schedule.schedule not in (None, "s")  # seed 0 finishes slow first: searched
+    assert by_schedule.schedule == by_schedule.run.schedule
+    assert f"rebuilt as schedule {by_schedule.schedule!r}" in by_schedule.interleaving
+
+    # fast appended and finished first: a deeper interleaving than the search's budget
+    # reaches from seed 0's schedule; a seed finds it, and the report says so.
+    by_seed = flows.replay(_race_record(production, tmp_path, "b", lambda lines: lines), RaceFlow)
+    assert not by_seed.diverged, by_seed.report()
+    assert by_seed.run.output == ["fast", "slow"]
+    assert "came back at seed" in by_seed.interleaving
+    assert "no schedule within the search's budget" in by_seed.interleaving
+
+
+def test_an_order_the_runtime_cannot_produce_is_said_so(flows, production, tmp_path):
+    def report_too_early(lines):  # type: ignore[no-untyped-def]
+        started = lambda x: x.get("kind") == "method.started" and x.get("method") == "report"  # noqa: E731
+        return _swap(lines, _finished("slow"), started)
+
+    path = _race_record(production, tmp_path, "impossible", report_too_early)
+    result = flows.replay(path, RaceFlow, schedules=8, seeds=2)
+    assert result.first is not None and result.first.kind == "order"
+    assert "could not express the recorded interleaving within the search" in result.interleaving
+    assert "seeds [0, 1]" in result.interleaving
