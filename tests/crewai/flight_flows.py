@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import tempfile
 
-from crewai import LLM
+from crewai import LLM, Agent
 from crewai.flow.flow import Flow, and_, listen, router, start
 from crewai.flow.persistence import SQLiteFlowPersistence, persist
+from crewai.tools import tool
 from pydantic import BaseModel
 
 #: The classification instruction; a test changes it to see the drift reported.
@@ -127,6 +128,27 @@ class ToolFlow(Flow):
                 available_functions={"lookup_order": lookup_order},
             )
         )
+
+
+@tool("lookup_order")
+def lookup_tool(query: str) -> str:
+    """Look up an order."""
+    return lookup_order(query)
+
+
+class AgentFlow(Flow):
+    """An agent (``Agent.kickoff``) whose model asks for a tool; the agent runs it."""
+
+    @start()
+    def assist(self) -> str:
+        agent = Agent(
+            role="Clerk",
+            goal="Answer order questions",
+            backstory="Careful",
+            tools=[lookup_tool],
+            llm=LLM(model="gpt-4o-mini", temperature=0),
+        )
+        return str(agent.kickoff(f"lookup: {self.state['order']}").raw)
 
 
 class TicketState(BaseModel):

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 os.environ["FLIGHT_DB"] = os.path.join(out, "production.db")
 
-from flight_flows import PersistFlow, RaceFlow, TicketFlow, ToolFlow  # noqa: E402
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow  # noqa: E402
 
 from pytest_flows.recorder import record_flows  # noqa: E402
 
@@ -39,6 +39,7 @@ except ValueError as exc:
     results["failed"] = str(exc)
 results["race"] = RaceFlow().kickoff()
 results["tool"] = ToolFlow().kickoff(inputs={"order": "A-17"})
+results["agent"] = AgentFlow().kickoff(inputs={"order": "B-5"})
 results["persist"] = PersistFlow().kickoff(inputs={"ticket": "reset my password"})
 recorder.flush()
 print(

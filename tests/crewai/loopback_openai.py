@@ -2,8 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` (plain JSON, or server-sent events when
 the request says ``"stream": true``) with a reply computed from the last user
-message, so the same prompt always gets the same answer; a prompt starting
-``lookup:`` with tools offered is answered with a call of the first tool. ``POST /v1/echo``
+message, so the same prompt always gets the same answer; a prompt with ``lookup:``
+and tools offered is answered with a call of the first tool. ``POST /v1/echo``
 answers with the headers, query and body it received (a provider that echoes a key
 in an error message). Every request is kept in ``server.requests``.
 """
@@ -104,11 +104,11 @@ class LoopbackOpenAI:
                 ident = "chatcmpl-" + hashlib.sha256(raw).hexdigest()[:12]
                 base = {"id": ident, "created": 1735689600, "model": payload.get("model")}
                 tools = payload.get("tools") or []
-                if tools and last.startswith("lookup:") and not payload.get("stream"):
+                if tools and "lookup:" in last and not payload.get("stream"):
                     # A tool-calling reply: the first tool offered, with the rest of the
-                    # prompt as its ``query`` (only for prompts that start "lookup:").
+                    # prompt after it as its ``query`` (only for prompts with "lookup:").
                     name = tools[0].get("function", {}).get("name")
-                    query = last.removeprefix("lookup:").strip()
+                    query = last.partition("lookup:")[2].strip()
                     call = {
                         "id": "call_" + hashlib.sha256(raw).hexdigest()[:8],
                         "type": "function",

@@ -13,7 +13,7 @@ from typing import Any
 
 import flight_flows
 import pytest
-from flight_flows import PersistFlow, RaceFlow, TicketFlow, ToolFlow
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow
 from loopback_openai import LoopbackOpenAI
 
 from pytest_flows._internal.errors import FlowsUsageError
@@ -44,7 +44,12 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         record = read_record(path)
         inputs = record.run_kwargs.get("inputs") or {}
         ticket = inputs.get("ticket", "")
-        special = {"RaceFlow": "race", "ToolFlow": "tool", "PersistFlow": "persist"}
+        special = {
+            "RaceFlow": "race",
+            "ToolFlow": "tool",
+            "PersistFlow": "persist",
+            "AgentFlow": "agent",
+        }
         name = special.get(record.target.rpartition(":")[2]) or (
             "long" if "export" in ticket else "failed" if "Explode" in ticket else "short"
         )
@@ -57,6 +62,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_the_production_process_loaded_no_test_dependency(production):
     assert production["test_modules"] == []
     assert sorted(production["records"]) == [
+        "agent",
         "failed",
         "long",
         "persist",
@@ -160,7 +166,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=6)
+    refused.assert_outcomes(failed=7)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -170,7 +176,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=7)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 
@@ -299,6 +305,22 @@ def test_a_tool_the_llm_ran_is_recorded_and_answered_from_the_record(flows, prod
     assert not replayed.diverged, replayed.report()
     assert calls == []
     assert replayed.run.output == "order A-17: shipped"
+
+
+def test_an_agent_s_tool_is_answered_from_the_record(flows, production, monkeypatch):
+    record = production["records"]["agent"]
+    (started,) = record.of_kind("tool.started")
+    assert started["agent"] == "Clerk" and started["args"] == {"query": "B-5"}
+
+    def offline(query: str) -> str:
+        raise AssertionError("the replay must not run the real tool")
+
+    monkeypatch.setattr(flight_flows, "lookup_order", offline)
+    replayed = flows.replay(record.path, AgentFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == production["results"]["agent"]
+    (call,) = flows.bound("tools").calls  # the replay's fake_tools answered it
+    assert call.caller["method"] == "assist" and call.reply == "order B-5: shipped"
 
 
 def test_a_tool_called_with_other_arguments_is_reported(flows, production, tmp_path):
