@@ -149,3 +149,20 @@ def test_flows_replay_and_export_rebuild_workflows_from_their_factory(pytester, 
     pytester.runpytest_inprocess(str(test), "-p", "no:randomly").assert_outcomes(passed=1)
     with pytest.raises(ValueError, match="does not name the function that builds"):
         export(records["titled"].path, pytester.path)
+
+
+def test_factories_name_what_the_recorder_cannot_see(tmp_path):
+    from pytest_flows.recorder import record_flows, stop_recording
+    from pytest_flows.recorder._agent_framework import _factory
+
+    record_flows(
+        tmp_path, frameworks=["agent_framework"], factories={"named": "flight_af:build_writer"}
+    )
+    try:
+        assert _factory(flight_af.build_writer()) == "flight_af:build_writer"  # seen at build()
+        assert _factory(flight_af.build_titled("named")) == "flight_af:build_writer"  # given
+        assert _factory(flight_af.build_titled("other")) is None  # needs an argument
+    finally:
+        stop_recording()
+    with pytest.raises(ValueError, match=r"'package\.module:build_workflow'"):
+        record_flows(tmp_path, factories={"named": "build_writer"})

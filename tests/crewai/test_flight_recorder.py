@@ -305,6 +305,11 @@ def test_a_tool_the_llm_ran_is_recorded_and_answered_from_the_record(flows, prod
     assert not replayed.diverged, replayed.report()
     assert calls == []
     assert replayed.run.output == "order A-17: shipped"
+    # The model's reply was the tool call; the tool's result came from the record.
+    (call,) = flows.bound("tools").calls
+    assert call.caller["tool"] == "lookup_order" and call.request.data["arguments"] == {
+        "query": "A-17"
+    }
 
 
 def test_an_agent_s_tool_is_answered_from_the_record(flows, production, monkeypatch):
