@@ -131,7 +131,8 @@ def build_review() -> Any:
 
 def build_titled(title: str) -> Any:
     """A workflow built by a function that needs an argument: the recorder cannot call
-    it again, so the record names no factory (unless record_flows(factories=...))."""
+    it again, so the record names no factory (unless record_flows(factories=...)).
+    (Not shared with build_writer: the recorder names the function that calls build().)"""
     writer = Agent(client=HttpChatClient(), name="writer", instructions=INSTRUCTIONS)
     publish = Publish(id="publish")
     return (

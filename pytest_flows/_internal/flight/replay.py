@@ -200,6 +200,13 @@ def _arguments(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {"input": value}
 
 
+def _given(answer: Any) -> Any:
+    """A recorded answer as today's code gets it: a recorded error is raised."""
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
 def render_messages(messages: Any) -> str:
     """Messages as reviewable text: ``[n role]`` then the content, indented."""
     if isinstance(messages, str):
@@ -296,9 +303,7 @@ class _Answers:
                         seq=call.seq,
                     )
                 )
-            if isinstance(call.answer, BaseException):
-                raise call.answer
-            return call.answer
+            return _given(call.answer)
 
         return answer
 
@@ -414,9 +419,7 @@ class _Tools:
                         seq=call.seq,
                     )
                 )
-            if isinstance(call.answer, BaseException):
-                raise call.answer
-            return call.answer
+            return _given(call.answer)
 
         return answer
 
