@@ -58,9 +58,10 @@ def module_text(record: Record, record_name: str) -> str:
 
 Recorded {started} from {target}; the run {what}.
 Written by `python -m pytest_flows.recorder export`. The record is replayed on today's
-code: every LLM call answered from it, its method order rebuilt; the test fails on the
-first divergence (a changed prompt, another route, another outcome). Once the incident
-is fixed, assert the new behaviour instead (see docs/recorder.md).
+code: every LLM call, tool and human answer taken from it, its method order rebuilt as
+a schedule; the test fails on the first divergence (a changed prompt, tool call, route,
+persisted state or outcome). Once the incident is fixed, assert the new behaviour
+instead (see docs/recorder.md).
 """
 
 from pathlib import Path
