@@ -5,7 +5,11 @@ when a run is sampled, a crewAI *stream sink* is added for the run's context. A
 sink runs synchronously inside ``emit()``, in the emitting thread and in emission
 order, so the record has the true order of method starts and finishes, LLM calls,
 tool calls, crew kickoffs and human answers, on the thread that made them. It only
-copies what the event carries; it never raises into the flow.
+copies what the event carries; it never raises into the flow. crewAI emits no event
+for a ``@persist`` save, so ``PersistenceDecorator.persist_state`` is wrapped too.
+
+For a replay (``shadow``), ``BaseLLM._handle_tool_execution`` is wrapped as well: the
+functions an LLM call runs for the model's tool calls are answered from the record.
 """
 
 from __future__ import annotations

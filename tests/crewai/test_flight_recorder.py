@@ -272,6 +272,14 @@ def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(
 
     assert list(inspect.signature(Flow.kickoff_async).parameters)[:2] == ["self", "inputs"]
     assert "self.kickoff_async(" in inspect.getsource(Flow.kickoff)
+    # The @persist save and the LLM's tool execution, as the recorder wraps them.
+    from crewai.flow.persistence.decorators import PersistenceDecorator
+    from crewai.llms.base_llm import BaseLLM
+
+    persist = inspect.signature(PersistenceDecorator.persist_state).parameters
+    assert list(persist)[:2] == ["flow_instance", "method_name"]
+    execute = inspect.signature(BaseLLM._handle_tool_execution).parameters
+    assert list(execute)[:4] == ["self", "function_name", "function_args", "available_functions"]
 
     class Broken:
         type = "method_execution_started"
