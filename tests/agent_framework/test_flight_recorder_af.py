@@ -17,6 +17,7 @@ pytest.importorskip("agent_framework")
 
 import flight_af
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.recorder import read_record
 
 HERE = Path(__file__).parent
@@ -88,6 +89,10 @@ def test_the_record_names_the_function_that_built_the_workflow(flows, production
     assert records["review"].header["factory"] == "flight_af:build_review"
     assert records["titled"].header["factory"] is None  # build_titled needs an argument
 
+    with pytest.raises(FlowsUsageError, match=r"flows.replay\(path, 'flight_af:build_writer'\)"):
+        flows.replay(records["writer"].path)
+    with pytest.raises(FlowsUsageError, match=r"flows.replay\(path, build_workflow\(\)\)"):
+        flows.replay(records["titled"].path)
     by_name = flows.replay(records["writer"].path, "flight_af:build_writer")
     assert not by_name.diverged, by_name.report()
     by_function = flows.replay(records["writer"].path, flight_af.build_writer)

@@ -155,7 +155,7 @@ def test_a_route_that_differs_today_is_reported(flows, production, monkeypatch):
 
 def test_replay_needs_the_flow_named_and_the_right_one(flows, production):
     path = production["records"]["long"].path
-    with pytest.raises(FlowsUsageError, match="name the flow the record was made from"):
+    with pytest.raises(FlowsUsageError, match="name what the record was made from"):
         flows.replay(path)
     with pytest.raises(FlowsUsageError, match="not flight_flows:RaceFlow"):
         flows.replay(path, RaceFlow)

@@ -71,11 +71,21 @@ def replay(
         except RecordError as exc:
             raise FlowsUsageError(str(exc)) from None
     if target is None:
+        if record.framework == "agent_framework":
+            factory = record.header.get("factory")
+            example = f"{factory!r}" if factory else "build_workflow()"
+            says = (
+                f"built by {factory}"
+                if factory
+                else f"of workflow {record.header.get('workflow')!r}"
+            )
+        else:
+            example = record.target.rpartition(":")[2] or "MyFlow"
+            says = f"made from {record.target}"
         raise FlowsUsageError(
-            f"flows.replay({str(record.path)!r}, ...): name the flow the record was made "
-            f"from, e.g. flows.replay(path, {record.target.rpartition(':')[2] or 'MyFlow'}) "
-            f"(the record says {record.target!r}); a record is data, it never decides what "
-            "gets imported."
+            f"flows.replay({str(record.path)!r}, ...): name what the record was made from, "
+            f"e.g. flows.replay(path, {example}) (the record says it was {says}); a record "
+            "is data, it never decides what gets imported."
         )
     target = _resolve(target, record)
     if record.framework == "agent_framework" and inspect.isfunction(target):
