@@ -438,11 +438,17 @@ def test_the_recorded_order_is_rebuilt_as_a_schedule_else_by_a_seed(flows, produ
     assert by_schedule.schedule == by_schedule.run.schedule
     assert f"rebuilt as schedule {by_schedule.schedule!r}" in by_schedule.interleaving
 
-    # fast appended and finished first: a deeper interleaving than the search's budget
-    # reaches from seed 0's schedule; a seed finds it, and the report says so.
-    by_seed = flows.replay(_race_record(production, tmp_path, "b", lambda lines: lines), RaceFlow)
+    # fast's LLM call came back first, so fast appended and finished first: the search
+    # steers by the order the LLM replies came back in, and finds it ...
+    path = _race_record(production, tmp_path, "b", lambda lines: lines)
+    steered = flows.replay(path, RaceFlow)
+    assert not steered.diverged, steered.report()
+    assert steered.run.output == ["fast", "slow"]
+    assert steered.schedule == steered.run.schedule != "s"
+    # ... and where the search's budget does not reach, a seed does, and says so.
+    by_seed = flows.replay(path, RaceFlow, schedules=1)
     assert not by_seed.diverged, by_seed.report()
-    assert by_seed.run.output == ["fast", "slow"]
+    assert by_seed.schedule is None and by_seed.run.output == ["fast", "slow"]
     assert "came back at seed" in by_seed.interleaving
     assert "no schedule within the search's budget" in by_seed.interleaving
 

@@ -16,13 +16,32 @@ from pytest_flows._internal.identity import Normalizer
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.trace import Trace, TraceEvent, render_value
 
-__all__ = ["compare", "order_of", "trace_of"]
+__all__ = ["compare", "guide_of", "order_of", "trace_of"]
 
 ORDER_KINDS = ("method.started", "method.finished", "method.failed")
 
 
 def order_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(str(e["kind"]), str(e.get("method"))) for e in entries if e.get("kind") in ORDER_KINDS]
+
+
+#: What the interleaving search steers by besides the methods: when each LLM call
+#: returned, each tool finished, each state was saved (in a race, which listener's
+#: call came back first decides who writes first).
+_GUIDE_KINDS = (*ORDER_KINDS, "llm.response", "llm.failed", "tool.finished", "state.saved")
+
+
+def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The order of the events the interleaving search steers by (a crew's agents'
+    own LLM calls left out: a replay answers the crew whole)."""
+    agents = {
+        e.get("call_id") for e in entries if e.get("kind") == "llm.request" and e.get("agent")
+    }
+    return [
+        (str(e["kind"]), str(e.get("method")))
+        for e in entries
+        if e.get("kind") in _GUIDE_KINDS and e.get("call_id") not in agents
+    ]
 
 
 def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:

@@ -4,7 +4,8 @@
 Each attempt answers from the record afresh and records the replay in memory. A
 schedule fixes every choice point of a run (each thread switch the scheduler makes),
 so the search changes only choices made before the first method event that differs
-from the record: a choice made after it cannot have changed it. Every schedule run
+from the record (a choice made after it cannot have changed it), first those made
+before the first LLM reply, tool result or save that came back in another order. Every schedule run
 is one the scheduler produced from the runtime's own choice points, so no order the
 runtime cannot produce is ever invented.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from pytest_flows._internal.flight.answers import Answers, People, Tools, calls_of
 from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
-from pytest_flows._internal.flight.compare import compare, order_of
+from pytest_flows._internal.flight.compare import compare, guide_of, order_of
 from pytest_flows._internal.flight.format import Record
 from pytest_flows._internal.flight.result import ReplayResult
 from pytest_flows._internal.schedule import Chooser, encode
@@ -31,10 +32,11 @@ class _Guided(Chooser):
     replay's method events had happened (a choice made after the first event that
     differs from the record cannot be what changed it)."""
 
-    def __init__(self, prefix: list[int], progress: Callable[[], int]) -> None:
+    def __init__(self, prefix: list[int]) -> None:
         super().__init__(prefix, schedule=encode(prefix))
-        self.progress = progress
-        self.marks: list[int] = []
+        self.progress: Callable[[], tuple[int, int]] = lambda: (0, 0)
+        #: At each choice point: how many method events, and how many guide events.
+        self.marks: list[tuple[int, int]] = []
 
     def pick(self, kind: str, options: tuple[int, ...]) -> int:
         self.marks.append(self.progress())
@@ -56,6 +58,7 @@ class Attempts:
         self.people = People(record)
         self.tools = Tools(record)
         self.recorded_order = order_of(record.entries)
+        self.recorded_guide = guide_of(record.entries)
         self.memory: FlightRecorder | None = None
         self.count = 0
         self.first: ReplayResult | None = None
@@ -68,7 +71,7 @@ class Attempts:
 
     def run(
         self, *, seed: int | None = None, chooser: _Guided | None = None
-    ) -> tuple[ReplayResult, list[tuple[str, str]]]:
+    ) -> tuple[ReplayResult, list[tuple[str, str]], list[tuple[str, str]]]:
         self.count += 1
         answers, session, record = self.answers, self.session, self.record
         answers.install(self.fake, self.count)
@@ -82,7 +85,10 @@ class Attempts:
         try:
             with contextlib.ExitStack() as stack:
                 if chooser is not None:
-                    chooser.progress = lambda: len(order_of(replayed.entries))
+                    chooser.progress = lambda: (
+                        len(order_of(replayed.entries)),
+                        len(guide_of(replayed.entries)),
+                    )
                     stack.enter_context(session.scheduler.following(chooser))
                 else:
                     stack.enter_context(reseeded(session.scheduler, seed))
@@ -105,7 +111,16 @@ class Attempts:
             self.first = result
         if any(d.kind not in ("order", "outcome", "output", "state") for d in divergences):
             self.stopped = True
-        return result, order_of(replayed.entries)
+        return result, order_of(replayed.entries), guide_of(replayed.entries)
+
+
+def _first_difference(now: list[tuple[str, str]], recorded: list[tuple[str, str]]) -> int:
+    if now == recorded:
+        return len(now)
+    return next(
+        (k for k, (a, b) in enumerate(zip(now, recorded, strict=False)) if a != b),
+        min(len(now), len(recorded)),
+    )
 
 
 def _overlapping(order: list[tuple[str, str]]) -> bool:
@@ -131,8 +146,8 @@ def by_schedule(attempts: Attempts, budget: int) -> ReplayResult | None:
     while pending and tried < budget:
         prefix = pending.pop(0)
         tried += 1
-        chooser = _Guided(prefix, lambda: 0)
-        result, order = attempts.run(chooser=chooser)
+        chooser = _Guided(prefix)
+        result, order, guide = attempts.run(chooser=chooser)
         if order == recorded:
             result.schedule = chooser.schedule
             result.interleaving = (
@@ -147,16 +162,19 @@ def by_schedule(attempts: Attempts, budget: int) -> ReplayResult | None:
             attempts.same_order = attempts.same_order or result
         if attempts.stopped:
             return None
-        differs = next(
-            (k for k, (a, b) in enumerate(zip(order, recorded, strict=False)) if a != b),
-            len(order) if order == recorded else min(len(order), len(recorded)),
-        )
+        # A choice made after the first method event that differs cannot have changed
+        # it: only those before are tried (all of them when only results differ) ...
+        differs = _first_difference(order, recorded)
+        guide_differs = _first_difference(guide, attempts.recorded_guide)
         taken = chooser.indices
         eligible = [
-            at for at in range(len(prefix), len(chooser.choices)) if chooser.marks[at] <= differs
+            at for at in range(len(prefix), len(chooser.choices)) if chooser.marks[at][0] <= differs
         ]
-        # Breadth first, the choices nearest the first difference first.
-        for at in reversed(eligible):
+        # ... breadth first, those made before the first LLM reply, tool result or save
+        # that came back in another order first, nearest it first; then the others.
+        steering = [at for at in eligible if chooser.marks[at][1] <= guide_differs]
+        rest = [at for at in eligible if chooser.marks[at][1] > guide_differs]
+        for at in [*reversed(steering), *reversed(rest)]:
             options = len(chooser.choices[at].options)
             pending.extend(
                 [*taken[:at], other] for other in range(1, options) if other != taken[at]
@@ -178,7 +196,7 @@ def by_seed(attempts: Attempts, seeds: int) -> ReplayResult | None:
     base = attempts.session.seed
     candidates = [base, *(s for s in range(max(1, seeds)) if s != base)][: max(1, seeds)]
     for seed in candidates:
-        result, order = attempts.run(seed=seed)
+        result, order, _ = attempts.run(seed=seed)
         if order == attempts.recorded_order:
             result.interleaving = (
                 f"The recorded order of methods came back at seed {seed} (no schedule within "
