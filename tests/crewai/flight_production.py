@@ -38,6 +38,11 @@ try:
 except ValueError as exc:
     results["failed"] = str(exc)
 results["race"] = RaceFlow().kickoff()
+streamed = TicketFlow()
+streamed.stream = True  # Flow(stream=True): kickoff returns a StreamSession of frames
+session = streamed.kickoff(inputs={"ticket": "streamed: my screen is blank"})
+results["streamed_frames"] = len(list(session))
+results["streamed"] = session.result
 results["tool"] = ToolFlow().kickoff(inputs={"order": "A-17"})
 results["agent"] = AgentFlow().kickoff(inputs={"order": "B-5"})
 results["persist"] = PersistFlow().kickoff(inputs={"ticket": "reset my password"})

@@ -51,7 +51,13 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "AgentFlow": "agent",
         }
         name = special.get(record.target.rpartition(":")[2]) or (
-            "long" if "export" in ticket else "failed" if "Explode" in ticket else "short"
+            "long"
+            if "export" in ticket
+            else "failed"
+            if "Explode" in ticket
+            else "streamed"
+            if "streamed" in ticket
+            else "short"
         )
         records[name] = record
     report["records"] = records
@@ -68,6 +74,7 @@ def test_the_production_process_loaded_no_test_dependency(production):
         "persist",
         "race",
         "short",
+        "streamed",
         "tool",
     ]
 
@@ -91,6 +98,16 @@ def test_a_recorded_run_replays_with_the_same_trace_and_output(flows, production
     assert replayed.replayed_trace == replayed.recorded_trace
     # The harness's own trace shows the recorded route.
     assert "router chose route label=long" in replayed.run.trace.render()
+
+
+def test_a_streaming_run_is_recorded_and_replays(flows, production):
+    """Flow(stream=True): crewAI's kickoff runs the flow under its stream session."""
+    record = production["records"]["streamed"]
+    assert production["results"]["streamed_frames"] > 0
+    assert record.outcome == "finished"
+    replayed = flows.replay(record.path, TicketFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == production["results"]["streamed"]
 
 
 def test_every_recorded_request_and_answer_is_in_the_record(production):
@@ -166,7 +183,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=7)
+    refused.assert_outcomes(failed=8)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -176,7 +193,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=8)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 
