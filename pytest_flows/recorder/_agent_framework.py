@@ -173,7 +173,9 @@ def _begin(workflow: Workflow, kwargs: dict[str, Any]) -> RunRecording | None:
         _answers(paused, responses)
         return paused
     message = kwargs.get("message")
-    inputs = {"message": message} if responses is None else {"responses": responses}
+    inputs: dict[str, Any] = {"message": message} if responses is None else {"responses": responses}
+    if kwargs.get("streaming"):
+        inputs["stream"] = True  # run(..., stream=True): the replay streams it too
     target = f"{type(workflow).__module__}:{type(workflow).__qualname__}"
     run = capture.begin(FRAMEWORK, _AF_VERSION, target, inputs)
     if run is not None:

@@ -105,9 +105,11 @@ def test_a_streamed_run_is_recorded_and_replays(flows, production):
     assert response["stream"] is True
     assert response["response"] == "4 words, starting 'rivers and the sea' "
 
+    assert record.run_kwargs == {"message": "rivers and the sea", "stream": True}
     replayed = flows.replay(record.path, flight_af.build_writer())
     assert not replayed.diverged, replayed.report()
     assert [str(o) for o in replayed.run.outputs] == production["outputs"]["streamed"]
+    assert "stream=yes" in replayed.run.trace.render()  # replayed streamed, as recorded
 
 
 def test_a_request_info_answer_is_recorded_and_answered_from_the_record(flows, production):
