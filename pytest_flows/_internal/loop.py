@@ -182,7 +182,7 @@ class Scheduler:
         previous, previous_seed = threads.chooser, threads.seed
         # Nonzero: the seams then make every blocking acquire a switch point.
         threads.chooser, threads.seed = chooser, max(previous_seed, 1)
-        threads.epoch += 1
+        threads.new_epoch()
         try:
             yield chooser
         finally:

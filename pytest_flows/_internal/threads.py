@@ -181,6 +181,22 @@ class ThreadScheduler:
             self._spawned(me, worker)
             self.switch(me, handoff=worker)
 
+    def new_epoch(self) -> None:
+        """A run under a schedule starts: it reuses only workers it starts itself (see
+        :meth:`submit`), so the idle workers of earlier runs are let go now. Kept, they
+        would pile up parked (three a schedule for three listeners) and every switch,
+        which looks at each participant, would slow down as an exploration goes on."""
+        with self._mutex:
+            self.epoch += 1
+            retired = [p for p in self._idle if p.epoch != self.epoch]
+            for p in retired:
+                self._idle.remove(p)
+                if p in self._parts:
+                    self._parts.remove(p)
+                p.generation = -1  # let go: it wakes, sees no job and ends
+        for p in retired:
+            _wake(p)
+
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:
             self.chooser.spawned(
