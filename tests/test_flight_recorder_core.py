@@ -145,6 +145,47 @@ def test_secret_named_fields_are_masked_and_their_values_removed_everywhere(tmp_
     assert record.entries[1]["output"] == "echo: <secret>"
 
 
+def test_persisted_states_and_request_info_answers_hold_no_secret(tmp_path, monkeypatch):
+    """The fields the recorder added for @persist saves, request_info answers and
+    streamed responses go through the same rules, also when a paused run is written
+    again at its continuation."""
+    monkeypatch.setenv("SERVICE_TOKEN", KEY)
+    recorder = FlightRecorder(tmp_path)
+    run = RunRecording(recorder, "toy", "1.0", "app.flows:Toy", {"message": "hi"})
+    run.note(
+        "state.saved",
+        method="classify",
+        state={"id": "x", "password": "pw-0123456789", "note": f"token {quote(KEY, safe='')}"},
+    )
+    run.note("human.asked", method="review", via="request_info", request_id="r1", data={})
+    run.finish("paused")
+    assert recorder.flush(timeout=10)
+    assert run.reopen()
+    run.note(
+        "human.answered",
+        method="review",
+        via="request_info",
+        request_id="r1",
+        answer={"approved": True, "note": base64.b64encode(KEY.encode()).decode()},
+    )
+    run.note("llm.response", method="writer", response=f"streamed {KEY}", stream=True)
+    run.finish("finished", output=["done"])
+    assert recorder.flush(timeout=10)
+    (path,) = recorder.written  # the same file, written again whole
+    text = _text(path)
+    for secret in ("SECRET", "pw-0123456789", base64.b64encode(KEY.encode()).decode()):
+        assert secret not in text
+    record = read_record(path)
+    assert record.outcome == "finished"
+    assert [e["kind"] for e in record.entries] == [
+        "state.saved",
+        "human.asked",
+        "human.answered",
+        "llm.response",
+    ]
+    assert record.entries[0]["state"]["password"] == "<secret>"
+
+
 def test_headers_are_masked_by_name(tmp_path):
     path = _record(
         tmp_path,

@@ -22,7 +22,8 @@ HERE = Path(__file__).parent
 
 
 class _StandIn(BaseHTTPRequestHandler):
-    """Answers chat completions: billing for invoices, and a refund promise for them."""
+    """Answers chat completions: billing for invoices, and a refund promise for them; a
+    status check gets a call of the ``check_status`` tool."""
 
     def log_message(self, *args: object) -> None:
         return None
@@ -30,24 +31,29 @@ class _StandIn(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         prompt = body["messages"][-1]["content"]
+        message: dict[str, object] = {"role": "assistant"}
+        if prompt.startswith("Check") and body.get("tools"):
+            call = {"name": "check_status", "arguments": json.dumps({"service": "login"})}
+            message["tool_calls"] = [{"id": "call_1", "type": "function", "function": call}]
+            message["content"] = None
+            self._reply(body, message, "tool_calls")
+            return
         if prompt.startswith("Classify"):
             text = "billing" if "invoice" in prompt else "technical"
         elif prompt.startswith("Draft"):
             text = "We are sorry; a refund is on its way." if "twice" in prompt else "Done."
         else:
             text = "Users cannot log in since 09:00."
+        message["content"] = text
+        self._reply(body, message, "stop")
+
+    def _reply(self, body: dict[str, object], message: dict[str, object], finish: str) -> None:
         reply = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
         }
         data = json.dumps(reply).encode()

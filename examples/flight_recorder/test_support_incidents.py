@@ -1,5 +1,5 @@
 """Production runs of SupportFlow, recorded by ``production.py`` (no pytest there),
-replayed here on today's code: every LLM call answered from the record, offline."""
+replayed here on today's code: every LLM call and tool answered from the record, offline."""
 
 from __future__ import annotations
 
@@ -33,3 +33,17 @@ def test_a_prompt_change_is_reported_at_its_request(flows, monkeypatch):
     assert result.first is not None and result.first.kind == "prompt"
     assert result.first.where == "LLM call 1 of method classify"
     print(result.report())
+
+
+def test_the_tool_is_answered_from_the_record(flows, monkeypatch):
+    (technical,) = [path for path in RECORDINGS if read_record(path).of_kind("tool.started")]
+    record = read_record(technical)
+    assert record.of_kind("tool.started")[0]["args"] == {"service": "login"}
+
+    def offline(service: str) -> str:
+        raise AssertionError("the replay must not call the real status page")
+
+    monkeypatch.setattr(support_flow, "check_status", offline)
+    result = flows.replay(technical, SupportFlow)
+    result.check()
+    assert "login: degraded since 09:00" in result.run.output

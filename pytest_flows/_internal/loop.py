@@ -186,7 +186,7 @@ class Scheduler:
         else:
             # Nonzero: the seams then make every blocking acquire a switch point.
             threads.chooser, threads.seed = chooser, max(previous_seed, 1)
-            threads.epoch += 1
+            threads.new_epoch()
         try:
             yield chooser
         finally:

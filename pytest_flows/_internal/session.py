@@ -288,15 +288,19 @@ class FlowsSession:
                     ).result()
         return self._finish(within_budget(noted(result, chooser), limits), raise_on_error)
 
-    def replay(self, record: Any, target: Any = None, *, seeds: int = 8) -> Any:
+    def replay(
+        self, record: Any, target: Any = None, *, schedules: int = 48, seeds: int = 8
+    ) -> Any:
         """Replay a flight record (``pytest_flows.recorder``) with ``target``, the flow or
-        workflow class it was made from: every LLM call answered from the record. Returns a
-        ``ReplayResult``: ``.run`` (the ``FlowRun``), ``.divergences``, ``.report()``,
-        ``.check()``. See docs/recorder.md."""
+        workflow class it was made from (Agent Framework: the workflow, or the function
+        that builds it): every LLM call, tool, crew and human answer from the record; the
+        recorded order searched among ``schedules`` schedules, then ``seeds`` seeds.
+        Returns a ``ReplayResult``: ``.run`` (the ``FlowRun``), ``.divergences``,
+        ``.report()``, ``.check()``, ``.interleaving``, ``.schedule``. See docs/recorder.md."""
         from pytest_flows._internal.flight.replay import replay
 
         self._require_open()
-        return replay(self, record, target, seeds=seeds)
+        return replay(self, record, target, schedules=schedules, seeds=seeds)
 
     def _run_blocking(
         self, adapter: Adapter, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

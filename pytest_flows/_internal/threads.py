@@ -166,7 +166,6 @@ class ThreadScheduler:
         me = current()
         if me is not None and me.outside:
             self._reenter(me)
-        recycled = False
         with self._mutex:
             # Under a schedule, a run reuses only its own workers: every run of an
             # exploration then starts alike and the schedule replays.
@@ -174,19 +173,6 @@ class ThreadScheduler:
             worker = idle[-1] if idle else None
             if worker is not None:
                 self._idle.remove(worker)
-            elif self._idle:
-                # An idle thread of an earlier run takes the part of a new one (same seq,
-                # draw and place a new thread would get): runs still start alike, and an
-                # exploration neither starts an OS thread per job nor piles up idle ones
-                # that every switch point would look at.
-                worker = self._recycle(self._idle.pop(0), body)
-                recycled = True
-        if recycled:
-            assert worker is not None
-            if me is not None:
-                self._spawned(me, worker)
-                self.switch(me, handoff=worker)
-            return
         if worker is None:
             worker = self._new(f"pytest-flows-worker-{self._next_worker}")
             self._next_worker += 1
@@ -203,20 +189,21 @@ class ThreadScheduler:
             self._spawned(me, worker)
             self.switch(me, handoff=worker)
 
-    def _recycle(self, worker: Participant, body: Callable[[], None]) -> Participant:
-        """Make idle ``worker`` (of an earlier epoch) look like a thread :meth:`submit`
-        would start now; called with the mutex held."""
-        fresh = self._new(f"pytest-flows-worker-{self._next_worker}")
-        self._next_worker += 1
-        worker.seq, worker.name, worker.priority = fresh.seq, fresh.name, fresh.priority
-        worker.epoch, worker.generation, worker.deferred = fresh.epoch, fresh.generation, False
-        worker.job = body
-        thread = threading._active.get(worker.ident) if worker.ident is not None else None  # type: ignore[attr-defined]
-        if thread is not None:
-            thread.name = fresh.name
-        self._parts.remove(worker)
-        self._parts.append(worker)
-        return worker
+    def new_epoch(self) -> None:
+        """A run under a schedule starts: it reuses only workers it starts itself (see
+        :meth:`submit`), so the idle workers of earlier runs are let go now. Kept, they
+        would pile up parked (three a schedule for three listeners) and every switch,
+        which looks at each participant, would slow down as an exploration goes on."""
+        with self._mutex:
+            self.epoch += 1
+            retired = [p for p in self._idle if p.epoch != self.epoch]
+            for p in retired:
+                self._idle.remove(p)
+                if p in self._parts:
+                    self._parts.remove(p)
+                p.generation = -1  # let go: it wakes, sees no job and ends
+        for p in retired:
+            _wake(p)
 
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:

@@ -18,7 +18,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pytest_flows._internal.flight.capture import (
     DEFAULT_MAX_BYTES,
@@ -73,6 +73,7 @@ def record_flows(
     max_bytes: int = DEFAULT_MAX_BYTES,
     queue_size: int = 64,
     frameworks: Sequence[str] | None = None,
+    factories: Mapping[str, str] | None = None,
 ) -> FlightRecorder:
     """Record a ``sample`` share of the runs from now on into ``directory``.
 
@@ -80,6 +81,9 @@ def record_flows(
     a background thread; at most ``max_bytes`` (uncompressed) per run; at most
     ``queue_size`` finished runs waiting for the disk (more are dropped and logged).
     ``frameworks`` defaults to those already imported (else those installed).
+    ``factories`` maps an Agent Framework workflow's name to the ``module:function``
+    that builds it (needed where the recorder cannot see it: a workflow not built by a
+    module-level function taking no arguments), so a test can rebuild it.
     Without ``directory``, the ``PYTEST_FLOWS_RECORD`` environment variable
     (``dir`` or ``dir,sample``) gives both. Calling it again replaces the settings.
     """
@@ -87,6 +91,8 @@ def record_flows(
         recorder = recording_from_env(
             max_bytes=max_bytes, queue_size=queue_size, frameworks=frameworks
         )
+        if recorder is not None and factories:
+            recorder.factories.update(_checked_factories(factories))
         if recorder is None:
             raise ValueError(
                 f"record_flows() needs a directory: record_flows('recordings/', sample=0.1), "
@@ -102,15 +108,31 @@ def record_flows(
         raise ValueError(f"record_flows(max_bytes={max_bytes!r}): give at least 1024 bytes.")
     if not isinstance(queue_size, int) or queue_size < 1:
         raise ValueError(f"record_flows(queue_size={queue_size!r}): give at least 1.")
+    checked = _checked_factories(factories or {})
     stop_recording()
     recorder = FlightRecorder(
-        directory, sample=float(sample), max_bytes=max_bytes, queue_size=queue_size
+        directory,
+        sample=float(sample),
+        max_bytes=max_bytes,
+        queue_size=queue_size,
+        factories=checked,
     )
     for name in _frameworks(frameworks):
         part = importlib.import_module(_HOOKS[name][1])
         recorder.hooks[name] = part.install()
     install(recorder)
     return recorder
+
+
+def _checked_factories(factories: Mapping[str, str]) -> dict[str, str]:
+    for name, path in factories.items():
+        module, _, function = str(path).partition(":")
+        if not module or not function:
+            raise ValueError(
+                f"record_flows(factories={{{name!r}: {path!r}}}): name the function that "
+                "builds the workflow as 'package.module:build_workflow'."
+            )
+    return {str(name): str(path) for name, path in factories.items()}
 
 
 def recording_from_env(

@@ -1,12 +1,14 @@
-"""The flight recorder's Agent Framework part: one record per ``Workflow.run``.
+"""The flight recorder's Agent Framework part: one record per workflow run, its
+``request_info`` continuations (``run(responses=...)``) included.
 
-While recording is on, three places are wrapped: ``Workflow._run_core`` (the async
+While recording is on, four places are wrapped: ``Workflow._run_core`` (the async
 generator every ``run`` - streamed or not - drains: its events, in order, are the
 workflow's supersteps, executor invocations and completions, outputs and
 ``request_info`` requests), ``Executor.execute`` (so a model call knows which
-executor made it) and ``BaseChatClient.get_response`` (the layer the chat middleware
-and the tool loop call: every model request and response, whatever the provider).
-Streamed model calls pass through unrecorded.
+executor made it), ``BaseChatClient.get_response`` (the layer the chat middleware
+and the tool loop call: every model request and response, streamed or not, whatever
+the provider) and ``WorkflowBuilder.build`` (which function built the workflow, so a
+test can build it again).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import inspect
+import sys
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agent_framework import BaseChatClient, Executor, Workflow
+from agent_framework import BaseChatClient, Executor, Workflow, WorkflowBuilder
 
 from pytest_flows._internal.flight import capture
 from pytest_flows._internal.flight.capture import RunRecording
@@ -36,16 +41,7 @@ _shadow: contextvars.ContextVar[RunRecording | None] = contextvars.ContextVar(
 )
 
 
-def _version() -> str:
-    try:
-        from importlib import metadata
-
-        return metadata.version("agent-framework-core")
-    except Exception:
-        return "unknown"
-
-
-_AF_VERSION = _version()
+_AF_VERSION = capture.distribution_version("agent-framework-core")
 
 
 def message_dicts(messages: Any) -> list[dict[str, Any]]:
@@ -63,12 +59,6 @@ def _tool_names(options: Any) -> list[str]:
     return [str(getattr(tool, "name", tool)) for tool in tools or []]
 
 
-def _error(error: Any) -> dict[str, str]:
-    if isinstance(error, BaseException):
-        return {"type": type(error).__name__, "message": str(error)}
-    return {"type": "Error", "message": str(error)}
-
-
 def _note_event(run: RunRecording, event: Any) -> None:
     kind = getattr(event, "type", "")
     executor = getattr(event, "executor_id", None)
@@ -78,7 +68,11 @@ def _note_event(run: RunRecording, event: Any) -> None:
         data = event.data
         run.note("method.finished", method=executor, output=data, rendered=render_value(data))
     elif kind == "executor_failed":
-        run.note("method.failed", method=executor, error=_error(getattr(event, "details", None)))
+        run.note(
+            "method.failed",
+            method=executor,
+            error=capture.error_fields(getattr(event, "details", None)),
+        )
     elif kind == "output":
         run.note("workflow.output", method=executor, output=event.data)
     elif kind == "request_info":
@@ -88,40 +82,151 @@ def _note_event(run: RunRecording, event: Any) -> None:
             via="request_info",
             request_id=getattr(event, "request_id", None),
             data=event.data,
+            response_type=getattr(getattr(event, "response_type", None), "__name__", None),
         )
     elif kind == "superstep_started":
         run.note("superstep", iteration=getattr(event, "iteration", None))
     elif kind == "failed":
-        run.note("flow.failed", error=_error(getattr(event, "details", None)))
+        run.note("flow.failed", error=capture.error_fields(getattr(event, "details", None)))
 
 
 def _outputs(run: RunRecording) -> list[Any]:
     return [e.get("output") for e in run.entries if e.get("kind") == "workflow.output"]
 
 
+#: A workflow whose recorded run paused on ``request_info``: its continuation
+#: (``run(responses=...)``) goes into the same record, which is written again.
+_paused: weakref.WeakKeyDictionary[Workflow, RunRecording] = weakref.WeakKeyDictionary()
+#: The function that built each workflow (``module:function``), when it can build it again.
+_factories: weakref.WeakKeyDictionary[Workflow, str] = weakref.WeakKeyDictionary()
+
+
+def _factory_of(frame: Any) -> str | None:
+    """``module:function`` of the code running in ``frame``, if it is a module-level
+    function callable with no arguments (so a test can call it to rebuild the workflow)."""
+    if frame is None:
+        return None
+    module = frame.f_globals.get("__name__")
+    name = frame.f_code.co_name
+    function = frame.f_globals.get(name)
+    if (
+        not module
+        or module == "__main__"
+        or getattr(function, "__code__", None) is not frame.f_code
+    ):
+        return None
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(
+        p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters
+    ):
+        return None
+    return f"{module}:{name}"
+
+
+def _factory(workflow: Workflow) -> str | None:
+    recorder = capture.active()
+    named = (recorder.factories if recorder is not None else {}).get(getattr(workflow, "name", ""))
+    return named or _factories.get(workflow)
+
+
+def _answers(run: RunRecording, responses: Any) -> None:
+    asked = {
+        e.get("request_id"): e.get("method")
+        for e in run.entries
+        if e.get("kind") == "human.asked" and e.get("via") == "request_info"
+    }
+    for request_id, answer in dict(responses or {}).items():
+        run.note(
+            "human.answered",
+            method=asked.get(request_id),
+            via="request_info",
+            request_id=request_id,
+            answer=answer,
+        )
+
+
+def _end(run: RunRecording, workflow: Workflow) -> None:
+    outputs = _outputs(run)
+    failed = [e for e in run.entries if e.get("kind") == "flow.failed"]
+    if failed:
+        run.finish("failed", error=failed[-1].get("error"))
+        _paused.pop(workflow, None)
+        return
+    asked = {e.get("request_id") for e in run.entries if e.get("kind") == "human.asked"}
+    answered = {e.get("request_id") for e in run.entries if e.get("kind") == "human.answered"}
+    if asked - answered:
+        # Written now (production may never answer), and again when it is answered.
+        run.finish("paused", output=outputs, rendered=render_value(outputs))
+        _paused[workflow] = run
+        return
+    _paused.pop(workflow, None)
+    run.finish("finished", output=outputs, rendered=render_value(outputs))
+
+
+def _begin(workflow: Workflow, kwargs: dict[str, Any]) -> RunRecording | None:
+    responses = kwargs.get("responses")
+    paused = _paused.get(workflow) if responses is not None else None
+    if paused is not None and paused.reopen():
+        _answers(paused, responses)
+        return paused
+    message = kwargs.get("message")
+    inputs: dict[str, Any] = {"message": message} if responses is None else {"responses": responses}
+    if kwargs.get("streaming"):
+        inputs["stream"] = True  # run(..., stream=True): the replay streams it too
+    target = f"{type(workflow).__module__}:{type(workflow).__qualname__}"
+    run = capture.begin(FRAMEWORK, _AF_VERSION, target, inputs)
+    if run is not None:
+        run.header["workflow"] = getattr(workflow, "name", None)
+        run.header["factory"] = _factory(workflow)
+    return run
+
+
+def _streamed(run: RunRecording, method: str | None, call_id: str, stream: Any) -> Any:
+    """``stream`` with its updates' text gathered and noted as the response when it ends."""
+    texts: list[str] = []
+
+    def gather(update: Any) -> Any:
+        texts.append(str(getattr(update, "text", "") or ""))
+        return update
+
+    def done() -> None:
+        run.note(
+            "llm.response",
+            call_id=call_id,
+            method=method,
+            response_type="text",
+            response="".join(texts),
+            stream=True,
+        )
+
+    try:
+        return stream.with_update_transform(gather).with_cleanup_hook(done)
+    except Exception:
+        LOG.exception("pytest-flows recorder: recording a streamed model call failed")
+        return stream
+
+
 def install() -> Callable[[], None]:
-    """Wrap the three places; returns the undo."""
+    """Wrap the four places; returns the undo."""
+    if capture.Patches.installed(Workflow, "_run_core"):
+        return lambda: None
     run_core = Workflow.__dict__["_run_core"]
     execute = Executor.__dict__["execute"]
     get_response = BaseChatClient.__dict__["get_response"]
-    if getattr(run_core, "__flows_recorder__", False):
-        return lambda: None
+    build = WorkflowBuilder.__dict__["build"]
+    patches = capture.Patches()
 
     @functools.wraps(run_core)
     async def _run_core(self: Workflow, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         run = _shadow.get()
         own = run is None
         if own:
-            message = kwargs.get("message")
-            inputs = (
-                {"message": message}
-                if kwargs.get("responses") is None
-                else {"responses": kwargs.get("responses")}
-            )
-            target = f"{type(self).__module__}:{type(self).__qualname__}"
-            run = capture.begin(FRAMEWORK, _AF_VERSION, target, inputs)
-            if run is not None:
-                run.header["workflow"] = getattr(self, "name", None)
+            run = _begin(self, kwargs)
+        elif run is not None and kwargs.get("responses") is not None:
+            _answers(run, kwargs.get("responses"))
         if run is None:
             async for event in run_core(self, *args, **kwargs):
                 yield event
@@ -134,24 +239,15 @@ def install() -> Callable[[], None]:
                 yield event
         except BaseException as exc:
             if own:
-                run.finish("failed", error=_error(exc))
+                _paused.pop(self, None)
+                run.finish("failed", error=capture.error_fields(exc))
             raise
         finally:
             # ValueError: the generator was closed from another context.
             with contextlib.suppress(ValueError):
                 capture._current.reset(token)
         if own:
-            outputs = _outputs(run)
-            failed = [e for e in run.entries if e.get("kind") == "flow.failed"]
-            if failed:
-                run.finish("failed", error=failed[-1].get("error"))
-            else:
-                pending = any(e.get("kind") == "human.asked" for e in run.entries)
-                run.finish(
-                    "paused" if pending and not outputs else "finished",
-                    output=outputs,
-                    rendered=render_value(outputs),
-                )
+            _end(run, self)
 
     @functools.wraps(execute)
     async def _execute(self: Executor, *args: Any, **kwargs: Any) -> Any:
@@ -164,7 +260,7 @@ def install() -> Callable[[], None]:
     @functools.wraps(get_response)
     def _get_response(self: Any, messages: Any, *, stream: bool = False, **kwargs: Any) -> Any:
         run = capture.current()
-        if run is None or stream:
+        if run is None:
             return get_response(self, messages, stream=stream, **kwargs)
         method = _executor.get()
         call_id = f"call-{id(messages)}-{len(run.entries)}"
@@ -176,10 +272,13 @@ def install() -> Callable[[], None]:
                 model=getattr(self, "model", None) or getattr(self, "model_id", None),
                 messages=message_dicts(messages),
                 tools=_tool_names(kwargs.get("options")),
+                stream=stream,
             )
         except Exception:
             LOG.exception("pytest-flows recorder: recording a model request failed")
         pending = get_response(self, messages, stream=stream, **kwargs)
+        if stream:
+            return _streamed(run, method, call_id, pending)
 
         async def answered() -> Any:
             try:
@@ -203,21 +302,31 @@ def install() -> Callable[[], None]:
 
         return answered()
 
-    _run_core.__flows_recorder__ = True  # type: ignore[attr-defined]
-    Workflow._run_core = _run_core  # type: ignore[method-assign]
-    Executor.execute = _execute  # type: ignore[method-assign]
-    BaseChatClient.get_response = _get_response  # type: ignore[method-assign]
+    @functools.wraps(build)
+    def _build(self: WorkflowBuilder, *args: Any, **kwargs: Any) -> Workflow:
+        workflow: Workflow = build(self, *args, **kwargs)
+        try:
+            factory = _factory_of(sys._getframe(1))
+            if factory is not None:
+                _factories[workflow] = factory
+        except Exception:
+            LOG.exception("pytest-flows recorder: noting the workflow's factory failed")
+        return workflow
 
-    def undo() -> None:
-        Workflow._run_core = run_core  # type: ignore[method-assign]
-        Executor.execute = execute  # type: ignore[method-assign]
-        BaseChatClient.get_response = get_response  # type: ignore[method-assign]
+    patches.replace(Workflow, "_run_core", _run_core)
+    patches.replace(Executor, "execute", _execute)
+    patches.replace(BaseChatClient, "get_response", _get_response)
+    patches.replace(WorkflowBuilder, "build", _build)
+    return patches.undo
 
-    return undo
 
+def shadow(
+    run: RunRecording, *, answer_tool: Callable[..., Any] | None = None
+) -> Callable[[], None]:
+    """Record the workflow runs of this context into ``run`` (replay compares them).
 
-def shadow(run: RunRecording) -> Callable[[], None]:
-    """Record the workflow runs of this context into ``run`` (replay compares them)."""
+    (``answer_tool`` is crewAI's: Agent Framework's tools are answered by ``fake_tools``.)
+    """
     undo = install()
     token = _shadow.set(run)
 

@@ -5,7 +5,11 @@ when a run is sampled, a crewAI *stream sink* is added for the run's context. A
 sink runs synchronously inside ``emit()``, in the emitting thread and in emission
 order, so the record has the true order of method starts and finishes, LLM calls,
 tool calls, crew kickoffs and human answers, on the thread that made them. It only
-copies what the event carries; it never raises into the flow.
+copies what the event carries; it never raises into the flow. crewAI emits no event
+for a ``@persist`` save, so ``PersistenceDecorator.persist_state`` is wrapped too.
+
+For a replay (``shadow``), ``BaseLLM._handle_tool_execution`` is wrapped as well: the
+functions an LLM call runs for the model's tool calls are answered from the record.
 """
 
 from __future__ import annotations
@@ -35,27 +39,12 @@ _method: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-def _version() -> str:
-    try:
-        from importlib import metadata
-
-        return metadata.version("crewai")
-    except Exception:
-        return "unknown"
-
-
-_CREWAI_VERSION = _version()
+_CREWAI_VERSION = capture.distribution_version("crewai")
 
 
 def target_of(flow: Any) -> str:
     cls = type(flow)
     return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _error(error: Any) -> dict[str, str]:
-    if isinstance(error, BaseException):
-        return {"type": type(error).__name__, "message": str(error)}
-    return {"type": "Error", "message": str(error)}
 
 
 def _task_name() -> str | None:
@@ -151,7 +140,7 @@ def _method_finished(run: RunRecording, source: Any, event: Any) -> None:
 
 def _method_failed(run: RunRecording, source: Any, event: Any) -> None:
     if not _is_internal(source):
-        run.note("method.failed", method=event.method_name, error=_error(event.error))
+        run.note("method.failed", method=event.method_name, error=capture.error_fields(event.error))
 
 
 def _method_paused(run: RunRecording, source: Any, event: Any) -> None:
@@ -166,7 +155,7 @@ def _flow_finished(run: RunRecording, source: Any, event: Any) -> None:
 
 def _flow_failed(run: RunRecording, source: Any, event: Any) -> None:
     if not _is_internal(source):
-        run.note("flow.failed", error=_error(event.error))
+        run.note("flow.failed", error=capture.error_fields(event.error))
 
 
 def _llm_started(run: RunRecording, source: Any, event: Any) -> None:
@@ -191,6 +180,7 @@ def _llm_completed(run: RunRecording, source: Any, event: Any) -> None:
         method=_method.get(),
         usage=event.usage,
         finish_reason=event.finish_reason,
+        call_type=getattr(event.call_type, "value", event.call_type),
         **_response(event.response),
     )
 
@@ -200,7 +190,14 @@ def _llm_failed(run: RunRecording, source: Any, event: Any) -> None:
 
 
 def _tool_started(run: RunRecording, source: Any, event: Any) -> None:
-    run.note("tool.started", method=_method.get(), tool=event.tool_name, args=event.tool_args)
+    agent = event.agent_role or getattr(event.from_agent, "role", None)
+    run.note(
+        "tool.started",
+        method=_method.get(),
+        tool=event.tool_name,
+        args=event.tool_args,
+        agent=agent,
+    )
 
 
 def _tool_finished(run: RunRecording, source: Any, event: Any) -> None:
@@ -294,11 +291,87 @@ def _outcome(result: Any) -> tuple[str, dict[str, Any]]:
     return "finished", {"output": result, "rendered": render_value(result)}
 
 
+def _persisted(run: RunRecording, method: str, state: Any) -> None:
+    """A ``@persist`` save: crewAI emits no event for it, so the save itself is wrapped."""
+    data = state._unwrap() if hasattr(state, "_unwrap") else state
+    run.note("state.saved", method=method, state=data)
+
+
+def _recording_run() -> RunRecording | None:
+    return capture.current() or _replaying.get()
+
+
+#: The in-memory recording of a replay (``shadow``): ``@persist`` saves go into it.
+_replaying: contextvars.ContextVar[RunRecording | None] = contextvars.ContextVar(
+    "pytest_flows_flight_replaying", default=None
+)
+#: While a replay runs: ``answer(tool, args, method, real)`` answers the functions an
+#: LLM call runs for its tool calls (``available_functions``) from the record.
+_tool_answer: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.ContextVar(
+    "pytest_flows_flight_tool_answer", default=None
+)
+
+
+def _patch_persistence(patches: capture.Patches) -> None:
+    from crewai.flow.persistence.decorators import PersistenceDecorator
+
+    if capture.Patches.installed(PersistenceDecorator, "persist_state"):
+        return
+    original = PersistenceDecorator.__dict__["persist_state"].__func__
+
+    @functools.wraps(original)
+    def persist_state(
+        cls: Any, flow_instance: Any, method_name: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        result = original(cls, flow_instance, method_name, *args, **kwargs)
+        run = _recording_run()
+        if run is not None:
+            try:
+                _persisted(run, method_name, getattr(flow_instance, "state", None))
+            except Exception:
+                LOG.exception("pytest-flows recorder: recording a @persist save failed")
+        return result
+
+    patches.replace(PersistenceDecorator, "persist_state", classmethod(persist_state))
+
+
+def _patch_tool_functions(patches: capture.Patches) -> None:
+    from crewai.llms.base_llm import BaseLLM
+
+    if capture.Patches.installed(BaseLLM, "_handle_tool_execution"):
+        return
+    original = BaseLLM.__dict__["_handle_tool_execution"]
+
+    @functools.wraps(original)
+    def _handle_tool_execution(
+        self: Any,
+        function_name: str,
+        function_args: dict[str, Any],
+        available_functions: dict[str, Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        answer = _tool_answer.get()
+        function = (available_functions or {}).get(function_name)
+        if answer is not None and function is not None:
+            method = _method.get()
+
+            def answered(**arguments: Any) -> Any:
+                return answer(function_name, arguments, method, lambda: function(**arguments))
+
+            available_functions = {**available_functions, function_name: answered}
+        return original(self, function_name, function_args, available_functions, *args, **kwargs)
+
+    patches.replace(BaseLLM, "_handle_tool_execution", _handle_tool_execution)
+
+
 def install() -> Callable[[], None]:
-    """Wrap ``Flow.kickoff_async`` so sampled runs are recorded; returns the undo."""
-    original = Flow.__dict__["kickoff_async"]
-    if getattr(original, "__flows_recorder__", False):
+    """Wrap ``Flow.kickoff_async`` (and the ``@persist`` save) so sampled runs are
+    recorded; returns the undo."""
+    if capture.Patches.installed(Flow, "kickoff_async"):
         return lambda: None
+    original = Flow.__dict__["kickoff_async"]
+    patches = capture.Patches()
 
     @functools.wraps(original)
     async def kickoff_async(self: Flow[Any], inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -310,7 +383,7 @@ def install() -> Callable[[], None]:
             try:
                 result = await original(self, inputs, *args, **kwargs)
             except BaseException as exc:
-                run.finish("failed", error=_error(exc))
+                run.finish("failed", error=capture.error_fields(exc))
                 raise
             finally:
                 reset_stream_sinks(token)
@@ -318,17 +391,30 @@ def install() -> Callable[[], None]:
         run.finish(outcome, **fields)
         return result
 
-    kickoff_async.__flows_recorder__ = True  # type: ignore[attr-defined]
-    Flow.kickoff_async = kickoff_async  # type: ignore[method-assign]
+    patches.replace(Flow, "kickoff_async", kickoff_async)
+    _patch_persistence(patches)
+    return patches.undo
+
+
+def shadow(
+    run: RunRecording, *, answer_tool: Callable[..., Any] | None = None
+) -> Callable[[], None]:
+    """Record this context's crewAI events into ``run`` (replay compares them); the undo.
+
+    ``answer_tool(tool, arguments, method, real)``, when given, answers the functions
+    LLM calls run for their tool calls (crewAI's ``available_functions``).
+    """
+    patches = capture.Patches()
+    _patch_persistence(patches)
+    _patch_tool_functions(patches)
+    token = add_stream_sink(CrewAISink(run))
+    replaying = _replaying.set(run)
+    answering = _tool_answer.set(answer_tool)
 
     def undo() -> None:
-        if Flow.__dict__.get("kickoff_async") is kickoff_async:
-            Flow.kickoff_async = original  # type: ignore[method-assign]
+        _tool_answer.reset(answering)
+        _replaying.reset(replaying)
+        reset_stream_sinks(token)
+        patches.undo()
 
     return undo
-
-
-def shadow(run: RunRecording) -> Callable[[], None]:
-    """Record this context's crewAI events into ``run`` (replay compares them); the undo."""
-    token = add_stream_sink(CrewAISink(run))
-    return lambda: reset_stream_sinks(token)

@@ -1,7 +1,10 @@
-"""Production: run the writer workflow with the flight recorder on (no pytest).
+"""Production: run Agent Framework workflows with the flight recorder on (no pytest).
 
-``python flight_af_production.py OUT_DIR BASE_URL`` prints the outputs, the records
-written and the test modules loaded (none may be).
+``python flight_af_production.py OUT_DIR BASE_URL`` runs the writer workflow (plain,
+then streamed), the review workflow (it pauses on ``request_info``; the answer is sent
+with ``run(responses=...)``) and a workflow built by a function that needs an
+argument; prints the outputs, the records written and the test modules loaded (none
+may be).
 """
 
 from __future__ import annotations
@@ -16,17 +19,41 @@ os.environ["OPENAI_BASE_URL"] = base_url
 os.environ.setdefault("OPENAI_API_KEY", "sk-production-key-af-0123456789")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from flight_af import build_writer  # noqa: E402
+from flight_af import Verdict, build_review, build_titled, build_writer  # noqa: E402
 
 from pytest_flows.recorder import record_flows  # noqa: E402
 
 recorder = record_flows(out, frameworks=["agent_framework"])
-result = asyncio.run(build_writer().run("tides and the moon"))
+
+
+async def main() -> dict[str, object]:
+    outputs: dict[str, object] = {}
+    result = await build_writer().run("tides and the moon")
+    outputs["writer"] = [str(o) for o in result.get_outputs()]
+    streamed = [
+        str(event.data)
+        async for event in build_writer().run("rivers and the sea", stream=True)
+        if event.type == "output"
+    ]
+    outputs["streamed"] = streamed
+    review = build_review()
+    paused = await review.run("a lighthouse")
+    (request,) = paused.get_request_info_events()
+    answered = await review.run(
+        responses={request.request_id: Verdict(approved=True, note="ship it")}
+    )
+    outputs["review"] = [str(o) for o in answered.get_outputs()]
+    titled = await build_titled("titled-flow").run("clouds")
+    outputs["titled"] = [str(o) for o in titled.get_outputs()]
+    return outputs
+
+
+outputs = asyncio.run(main())
 recorder.flush()
 print(
     json.dumps(
         {
-            "outputs": [str(o) for o in result.get_outputs()],
+            "outputs": outputs,
             "written": [str(p) for p in recorder.written],
             "test_modules": sorted(
                 m

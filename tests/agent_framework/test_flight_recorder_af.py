@@ -17,6 +17,7 @@ pytest.importorskip("agent_framework")
 
 import flight_af
 
+from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows.recorder import read_record
 
 HERE = Path(__file__).parent
@@ -39,7 +40,15 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    report["record"] = read_record(report["written"][0])
+    records = {}
+    for path in report["written"]:
+        record = read_record(path)
+        name = str(record.header["workflow"]).removesuffix("-flow")
+        if name == "writer" and record.of_kind("llm.request")[0].get("stream"):
+            name = "streamed"
+        records[name] = record
+    report["records"] = records
+    report["record"] = records["writer"]
     report["requests"] = list(server.requests)
     return report
 
@@ -47,14 +56,14 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_recorded_workflow_replays_with_the_same_trace_and_outputs(flows, production):
     record = production["record"]
     assert production["test_modules"] == []
-    assert len(production["requests"]) == 1  # the real HTTP call happened in production
+    assert len(production["requests"]) == 4  # the real HTTP calls happened in production
     assert [e["method"] for e in record.of_kind("method.started")] == ["writer", "publish"]
     assert record.of_kind("llm.request")[0]["method"] == "writer"
 
     replayed = flows.replay(record.path, flight_af.build_writer())
 
     assert not replayed.diverged, replayed.report()
-    assert replayed.run.outputs == production["outputs"]
+    assert replayed.run.outputs == production["outputs"]["writer"]
     assert replayed.replayed_trace == replayed.recorded_trace
 
 
@@ -72,3 +81,95 @@ def test_a_changed_instruction_is_reported_at_its_request(flows, production, mon
     assert changed.first is not None and changed.first.kind == "prompt"
     assert changed.first.where == "LLM call 1 of method writer"
     assert "+  tides and the sun" in changed.first.diff
+
+
+def test_the_record_names_the_function_that_built_the_workflow(flows, production):
+    records = production["records"]
+    assert records["writer"].header["factory"] == "flight_af:build_writer"
+    assert records["review"].header["factory"] == "flight_af:build_review"
+    assert records["titled"].header["factory"] is None  # build_titled needs an argument
+
+    with pytest.raises(FlowsUsageError, match=r"flows.replay\(path, 'flight_af:build_writer'\)"):
+        flows.replay(records["writer"].path)
+    with pytest.raises(FlowsUsageError, match=r"flows.replay\(path, build_workflow\(\)\)"):
+        flows.replay(records["titled"].path)
+    by_name = flows.replay(records["writer"].path, "flight_af:build_writer")
+    assert not by_name.diverged, by_name.report()
+    by_function = flows.replay(records["writer"].path, flight_af.build_writer)
+    assert not by_function.diverged, by_function.report()
+
+
+def test_a_streamed_run_is_recorded_and_replays(flows, production):
+    record = production["records"]["streamed"]
+    (response,) = record.of_kind("llm.response")
+    assert response["stream"] is True
+    assert response["response"] == "4 words, starting 'rivers and the sea' "
+
+    assert record.run_kwargs == {"message": "rivers and the sea", "stream": True}
+    replayed = flows.replay(record.path, flight_af.build_writer())
+    assert not replayed.diverged, replayed.report()
+    assert [str(o) for o in replayed.run.outputs] == production["outputs"]["streamed"]
+    assert "stream=yes" in replayed.run.trace.render()  # replayed streamed, as recorded
+
+
+def test_a_request_info_answer_is_recorded_and_answered_from_the_record(flows, production):
+    record = production["records"]["review"]
+    assert record.outcome == "finished"  # the paused run and its continuation: one record
+    (asked,) = record.of_kind("human.asked")
+    (answered,) = record.of_kind("human.answered")
+    assert asked["via"] == "request_info" and asked["response_type"] == "Verdict"
+    assert answered["request_id"] == asked["request_id"] and answered["method"] == "review"
+    assert answered["answer"] == {"approved": True, "note": "ship it"}
+
+    replayed = flows.replay(record.path, flight_af.build_review())
+    assert not replayed.diverged, replayed.report()
+    assert [str(o) for o in replayed.run.outputs] == production["outputs"]["review"]
+
+
+def test_the_recorded_answer_is_what_today_s_code_gets(flows, production):
+    record = read_record(production["records"]["review"].path)
+    (answered,) = record.of_kind("human.answered")
+    answered["answer"] = {"approved": False, "note": "too short"}  # as if rejected
+    replayed = flows.replay(record, flight_af.build_review())
+    assert [str(o) for o in replayed.run.outputs] == [
+        "rejected (too short): 2 words, starting 'a lighthouse'"
+    ]
+    (outcome,) = [d for d in replayed.divergences if d.kind == "outcome"]
+    assert 'recorded: ["approved (ship it)' in outcome.message
+
+
+def test_flows_replay_and_export_rebuild_workflows_from_their_factory(pytester, production):
+    records = production["records"]
+    directory = records["writer"].path.parent
+    result = pytester.runpytest_inprocess(
+        f"--flows-replay={directory}", "--flows-replay-allow=flight_af", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*does not name the function that builds 'titled-flow'*"])
+    result.stdout.fnmatch_lines(["*record_flows(..., factories={'titled-flow': *"])
+
+    from pytest_flows._internal.flight.export import export
+
+    test = export(records["review"].path, pytester.path)
+    assert "from flight_af import build_review" in test.read_text()
+    assert "flows.replay(RECORD, build_review())" in test.read_text()
+    pytester.runpytest_inprocess(str(test), "-p", "no:randomly").assert_outcomes(passed=1)
+    with pytest.raises(ValueError, match="does not name the function that builds"):
+        export(records["titled"].path, pytester.path)
+
+
+def test_factories_name_what_the_recorder_cannot_see(tmp_path):
+    from pytest_flows.recorder import record_flows, stop_recording
+    from pytest_flows.recorder._agent_framework import _factory
+
+    record_flows(
+        tmp_path, frameworks=["agent_framework"], factories={"named": "flight_af:build_writer"}
+    )
+    try:
+        assert _factory(flight_af.build_writer()) == "flight_af:build_writer"  # seen at build()
+        assert _factory(flight_af.build_titled("named")) == "flight_af:build_writer"  # given
+        assert _factory(flight_af.build_titled("other")) is None  # needs an argument
+    finally:
+        stop_recording()
+    with pytest.raises(ValueError, match=r"'package\.module:build_workflow'"):
+        record_flows(tmp_path, factories={"named": "build_writer"})

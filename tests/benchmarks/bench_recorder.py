@@ -98,7 +98,8 @@ def main() -> None:
         records = sorted((directory / "all").glob("*.gz"))
         compressed = statistics.median(p.stat().st_size for p in records)
         raw = statistics.median(len(gzip.decompress(p.read_bytes())) for p in records)
-    print(f"pairs: {PAIRS}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"pairs: {PAIRS}; load average (1, 5, 15 min): {load} on {os.cpu_count()} cores")
     for label, (bare, recorded) in (("sample=1.0", full), ("sample=0.1", tenth)):
         print(
             f"bare kickoff {bare * 1e3:.2f} ms, with the recorder ({label}) "

@@ -7,8 +7,14 @@ point it at the loopback server in tests/crewai/loopback_openai.py, which answer
 
 from __future__ import annotations
 
-from crewai import LLM
+import os
+import tempfile
+
+from crewai import LLM, Agent
 from crewai.flow.flow import Flow, and_, listen, router, start
+from crewai.flow.persistence import SQLiteFlowPersistence, persist
+from crewai.tools import tool
+from pydantic import BaseModel
 
 #: The classification instruction; a test changes it to see the drift reported.
 CLASSIFY_PROMPT = "Classify this ticket:"
@@ -89,3 +95,86 @@ class CrewFlow(Flow):
         )
         task = Task(description="Research {topic}", expected_output="notes", agent=agent)
         return str(Crew(agents=[agent], tasks=[task]).kickoff(inputs={"topic": "tides"}).raw)
+
+
+def lookup_order(query: str) -> str:
+    """The production tool: an order lookup (a test changes what today's code calls)."""
+    return f"order {query}: shipped"
+
+
+LOOKUP_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "lookup_order",
+        "description": "Look up an order",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+        },
+    },
+}
+
+
+class ToolFlow(Flow):
+    """The model asks for a tool; crewAI's LLM runs it (``available_functions``)."""
+
+    @start()
+    def lookup(self) -> str:
+        return str(
+            LLM(model="gpt-4o-mini", temperature=0).call(
+                [{"role": "user", "content": f"lookup: {self.state['order']}"}],
+                tools=[LOOKUP_SCHEMA],
+                available_functions={"lookup_order": lookup_order},
+            )
+        )
+
+
+@tool("lookup_order")
+def lookup_tool(query: str) -> str:
+    """Look up an order."""
+    return lookup_order(query)
+
+
+class AgentFlow(Flow):
+    """An agent (``Agent.kickoff``) whose model asks for a tool; the agent runs it."""
+
+    @start()
+    def assist(self) -> str:
+        agent = Agent(
+            role="Clerk",
+            goal="Answer order questions",
+            backstory="Careful",
+            tools=[lookup_tool],
+            llm=LLM(model="gpt-4o-mini", temperature=0),
+        )
+        return str(agent.kickoff(f"lookup: {self.state['order']}").raw)
+
+
+class TicketState(BaseModel):
+    id: str = ""
+    ticket: str = ""
+    label: str = ""
+    api_key: str = ""
+
+
+#: Where production persists (a test's replay runs on the harness's store instead).
+_DB = os.environ.get("FLIGHT_DB") or os.path.join(tempfile.gettempdir(), "flight_flows.db")
+#: What today's code stores as the label (a test changes it to see the state differ).
+LABEL_WORDS = 1
+
+
+@persist(SQLiteFlowPersistence(db_path=_DB))
+class PersistFlow(Flow[TicketState]):
+    """Saves its state after each method (``@persist``): a secret-named field included."""
+
+    @start()
+    def classify(self) -> str:
+        self.state.api_key = os.environ.get("OPENAI_API_KEY", "")
+        label = _ask(f"{CLASSIFY_PROMPT} {self.state.ticket}")
+        self.state.label = " ".join(label.split()[:LABEL_WORDS])
+        return label
+
+    @listen(classify)
+    def done(self) -> str:
+        return f"labelled {self.state.label}"

@@ -21,7 +21,9 @@ os.environ["OTEL_SDK_DISABLED"] = "true"
 # As the tests import it: tests/crewai on the path, the flows module by its own name.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from flight_flows import RaceFlow, TicketFlow  # noqa: E402
+os.environ["FLIGHT_DB"] = os.path.join(out, "production.db")
+
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow  # noqa: E402
 
 from pytest_flows.recorder import record_flows  # noqa: E402
 
@@ -36,6 +38,14 @@ try:
 except ValueError as exc:
     results["failed"] = str(exc)
 results["race"] = RaceFlow().kickoff()
+streamed = TicketFlow()
+streamed.stream = True  # Flow(stream=True): kickoff returns a StreamSession of frames
+session = streamed.kickoff(inputs={"ticket": "streamed: my screen is blank"})
+results["streamed_frames"] = len(list(session))
+results["streamed"] = session.result
+results["tool"] = ToolFlow().kickoff(inputs={"order": "A-17"})
+results["agent"] = AgentFlow().kickoff(inputs={"order": "B-5"})
+results["persist"] = PersistFlow().kickoff(inputs={"ticket": "reset my password"})
 recorder.flush()
 print(
     json.dumps(

@@ -2,7 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` (plain JSON, or server-sent events when
 the request says ``"stream": true``) with a reply computed from the last user
-message, so the same prompt always gets the same answer. ``POST /v1/echo``
+message, so the same prompt always gets the same answer; a prompt with ``lookup:``
+and tools offered is answered with a call of the first tool. ``POST /v1/echo``
 answers with the headers, query and body it received (a provider that echoes a key
 in an error message). Every request is kept in ``server.requests``.
 """
@@ -102,6 +103,35 @@ class LoopbackOpenAI:
                     threading.Event().wait(hold)
                 ident = "chatcmpl-" + hashlib.sha256(raw).hexdigest()[:12]
                 base = {"id": ident, "created": 1735689600, "model": payload.get("model")}
+                tools = payload.get("tools") or []
+                if tools and "lookup:" in last and not payload.get("stream"):
+                    # A tool-calling reply: the first tool offered, with the rest of the
+                    # prompt after it as its ``query`` (only for prompts with "lookup:").
+                    name = tools[0].get("function", {}).get("name")
+                    query = last.partition("lookup:")[2].strip()
+                    call = {
+                        "id": "call_" + hashlib.sha256(raw).hexdigest()[:8],
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps({"query": query})},
+                    }
+                    body = {
+                        **base,
+                        "object": "chat.completion",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {
+                                    "role": "assistant",
+                                    "content": None,
+                                    "tool_calls": [call],
+                                },
+                                "finish_reason": "tool_calls",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14},
+                    }
+                    self._send(200, "application/json", json.dumps(body).encode())
+                    return
                 if not payload.get("stream"):
                     body = {
                         **base,

@@ -13,7 +13,7 @@ from typing import Any
 
 import flight_flows
 import pytest
-from flight_flows import RaceFlow, TicketFlow
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow
 from loopback_openai import LoopbackOpenAI
 
 from pytest_flows._internal.errors import FlowsUsageError
@@ -25,7 +25,8 @@ ROOT = HERE.parent.parent
 
 @pytest.fixture(scope="module")
 def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One production process records four runs (the slow part: it imports crewAI)."""
+    """One production process records every run these tests replay (the slow part: it
+    imports crewAI)."""
     out = tmp_path_factory.mktemp("recordings")
     with LoopbackOpenAI(delays={"slow lookup": 0.3}) as server:
         done = subprocess.run(
@@ -43,10 +44,20 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         record = read_record(path)
         inputs = record.run_kwargs.get("inputs") or {}
         ticket = inputs.get("ticket", "")
-        name = (
-            "race"
-            if "RaceFlow" in record.target
-            else ("long" if "export" in ticket else "failed" if "Explode" in ticket else "short")
+        special = {
+            "RaceFlow": "race",
+            "ToolFlow": "tool",
+            "PersistFlow": "persist",
+            "AgentFlow": "agent",
+        }
+        name = special.get(record.target.rpartition(":")[2]) or (
+            "long"
+            if "export" in ticket
+            else "failed"
+            if "Explode" in ticket
+            else "streamed"
+            if "streamed" in ticket
+            else "short"
         )
         records[name] = record
     report["records"] = records
@@ -56,7 +67,16 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_the_production_process_loaded_no_test_dependency(production):
     assert production["test_modules"] == []
-    assert sorted(production["records"]) == ["failed", "long", "race", "short"]
+    assert sorted(production["records"]) == [
+        "agent",
+        "failed",
+        "long",
+        "persist",
+        "race",
+        "short",
+        "streamed",
+        "tool",
+    ]
 
 
 def test_the_production_key_reaches_no_record(production):
@@ -78,6 +98,16 @@ def test_a_recorded_run_replays_with_the_same_trace_and_output(flows, production
     assert replayed.replayed_trace == replayed.recorded_trace
     # The harness's own trace shows the recorded route.
     assert "router chose route label=long" in replayed.run.trace.render()
+
+
+def test_a_streaming_run_is_recorded_and_replays(flows, production):
+    """Flow(stream=True): crewAI's kickoff runs the flow under its stream session."""
+    record = production["records"]["streamed"]
+    assert production["results"]["streamed_frames"] > 0
+    assert record.outcome == "finished"
+    replayed = flows.replay(record.path, TicketFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == production["results"]["streamed"]
 
 
 def test_every_recorded_request_and_answer_is_in_the_record(production):
@@ -124,7 +154,8 @@ def test_two_listeners_that_raced_replay_in_the_recorded_order(flows, production
 
     assert not replayed.diverged, replayed.report()
     assert replayed.run.output == ["fast", "slow"]
-    assert "came back at seed" in replayed.interleaving
+    assert "rebuilt as schedule 's'" in replayed.interleaving  # the recorded latencies did it
+    assert replayed.schedule == replayed.run.schedule == "s"
 
 
 def test_a_route_that_differs_today_is_reported(flows, production, monkeypatch):
@@ -141,7 +172,7 @@ def test_a_route_that_differs_today_is_reported(flows, production, monkeypatch):
 
 def test_replay_needs_the_flow_named_and_the_right_one(flows, production):
     path = production["records"]["long"].path
-    with pytest.raises(FlowsUsageError, match="name the flow the record was made from"):
+    with pytest.raises(FlowsUsageError, match="name what the record was made from"):
         flows.replay(path)
     with pytest.raises(FlowsUsageError, match="not flight_flows:RaceFlow"):
         flows.replay(path, RaceFlow)
@@ -152,7 +183,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=4)
+    refused.assert_outcomes(failed=8)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -162,7 +193,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=8)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 
@@ -258,6 +289,14 @@ def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(
 
     assert list(inspect.signature(Flow.kickoff_async).parameters)[:2] == ["self", "inputs"]
     assert "self.kickoff_async(" in inspect.getsource(Flow.kickoff)
+    # The @persist save and the LLM's tool execution, as the recorder wraps them.
+    from crewai.flow.persistence.decorators import PersistenceDecorator
+    from crewai.llms.base_llm import BaseLLM
+
+    persist = inspect.signature(PersistenceDecorator.persist_state).parameters
+    assert list(persist)[:2] == ["flow_instance", "method_name"]
+    execute = inspect.signature(BaseLLM._handle_tool_execution).parameters
+    assert list(execute)[:4] == ["self", "function_name", "function_args", "available_functions"]
 
     class Broken:
         type = "method_execution_started"
@@ -270,3 +309,174 @@ def test_the_wrapped_kickoff_takes_inputs_first_and_a_sink_failure_stays_inside(
     with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
         CrewAISink(run)(object(), Broken())
     assert "recording a crewAI event failed" in caplog.text
+
+
+# -- tools and persisted states -------------------------------------------------------------
+def test_a_tool_the_llm_ran_is_recorded_and_answered_from_the_record(flows, production):
+    record = production["records"]["tool"]
+    (started,) = record.of_kind("tool.started")
+    assert started["tool"] == "lookup_order" and started["args"] == {"query": "A-17"}
+    assert record.of_kind("tool.finished")[0]["output"] == "order A-17: shipped"
+    assert production["results"]["tool"] == "order A-17: shipped"
+
+    calls = []
+    real = flight_flows.lookup_order
+    try:
+        # Today's tool would answer otherwise: the replay answers it from the record.
+        flight_flows.lookup_order = lambda query: calls.append(query) or "not shipped"
+        replayed = flows.replay(record.path, ToolFlow)
+    finally:
+        flight_flows.lookup_order = real
+    assert not replayed.diverged, replayed.report()
+    assert calls == []
+    assert replayed.run.output == "order A-17: shipped"
+    # The model's reply was the tool call; the tool's result came from the record.
+    (call,) = flows.bound("tools").calls
+    assert call.caller["tool"] == "lookup_order" and call.request.data["arguments"] == {
+        "query": "A-17"
+    }
+
+
+def test_an_agent_s_tool_is_answered_from_the_record(flows, production, monkeypatch):
+    record = production["records"]["agent"]
+    (started,) = record.of_kind("tool.started")
+    assert started["agent"] == "Clerk" and started["args"] == {"query": "B-5"}
+
+    def offline(query: str) -> str:
+        raise AssertionError("the replay must not run the real tool")
+
+    monkeypatch.setattr(flight_flows, "lookup_order", offline)
+    replayed = flows.replay(record.path, AgentFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == production["results"]["agent"]
+    (call,) = flows.bound("tools").calls  # the replay's fake_tools answered it
+    assert call.caller["method"] == "assist" and call.reply == "order B-5: shipped"
+
+
+def test_a_tool_called_with_other_arguments_is_reported(flows, production, tmp_path):
+    import gzip
+
+    record = production["records"]["tool"]
+    lines = [json.loads(line) for line in gzip.decompress(record.path.read_bytes()).splitlines()]
+    for line in lines:
+        # The model asked for order A-17; the tool ran for B-2 (a wrapper rewrote it).
+        if line.get("kind") == "llm.response":
+            line["response_type"] = "tool_calls"
+            line["response"] = [{"name": "lookup_order", "arguments": '{"query": "A-17"}'}]
+        if line.get("kind") == "tool.started":
+            line["args"] = {"query": "B-2"}
+    edited = tmp_path / record.path.name
+    edited.write_bytes(gzip.compress("".join(json.dumps(x) + "\n" for x in lines).encode()))
+    first = flows.replay(edited, ToolFlow).first
+    assert first is not None and first.kind == "tool"
+    assert first.where == "tool call 1 of lookup_order in method lookup"
+    assert 'called with {"query": "A-17"}; recorded: {"query": "B-2"}' in first.message
+
+
+def test_a_tool_today_s_code_does_not_call_is_reported(flows, production, monkeypatch):
+    monkeypatch.setattr(ToolFlow, "lookup", _no_tools, raising=True)
+    replayed = flows.replay(production["records"]["tool"].path, ToolFlow)
+    kinds = {d.kind: d for d in replayed.divergences}
+    assert "today's code did not make it" in kinds["tool"].message
+
+
+def _no_tools(self):  # type: ignore[no-untyped-def]
+    return "nothing looked up"
+
+
+def test_persisted_states_are_recorded_scrubbed_and_compared(flows, production, monkeypatch):
+    import gzip
+
+    record = production["records"]["persist"]
+    saves = record.of_kind("state.saved")
+    assert [s["method"] for s in saves] == ["classify", "done"]
+    assert saves[0]["state"]["label"] == "6" and saves[0]["state"]["ticket"] == "reset my password"
+    assert (
+        saves[0]["state"]["api_key"] != "" and "sk-production" not in saves[0]["state"]["api_key"]
+    )
+    assert "sk-production-key" not in gzip.decompress(record.path.read_bytes()).decode()
+
+    replayed = flows.replay(record.path, PersistFlow)
+    assert not replayed.diverged, replayed.report()
+
+    monkeypatch.setattr(flight_flows, "LABEL_WORDS", 2)
+    changed = flows.replay(record.path, PersistFlow)
+    first = changed.first
+    assert first is not None and first.kind == "state"
+    assert first.where == "state saved after method classify"
+    assert '- "label": "6",' in first.diff and '+ "label": "6 words,",' in first.diff
+
+
+def _race_record(production, tmp_path, name, edit):  # type: ignore[no-untyped-def]
+    """The race record without its latencies (every entry at t=0), edited by ``edit``."""
+    import gzip
+
+    record = production["records"]["race"]
+    lines = [json.loads(line) for line in gzip.decompress(record.path.read_bytes()).splitlines()]
+    for line in lines:
+        if "t" in line:
+            line["t"] = 0.0
+    lines = edit(lines)
+    path = tmp_path / f"{name}.flight.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(x) + "\n" for x in lines).encode()))
+    return path
+
+
+def _swap(lines, first, second):  # type: ignore[no-untyped-def]
+    i = next(n for n, x in enumerate(lines) if first(x))
+    j = next(n for n, x in enumerate(lines) if second(x))
+    lines[i], lines[j] = lines[j], lines[i]
+    return lines
+
+
+def _finished(method):  # type: ignore[no-untyped-def]
+    return lambda x: x.get("kind") == "method.finished" and x.get("method") == method
+
+
+def test_the_recorded_order_is_rebuilt_as_a_schedule_else_by_a_seed(flows, production, tmp_path):
+    """Without the recorded latencies to steer it, the replay searches the scheduler's
+    schedules for the recorded order (breadth first from seed 0's), then the seeds."""
+    from pytest_flows._internal.trace import render_value
+
+    def finished_fast_first_appended_slow_first(lines):  # type: ignore[no-untyped-def]
+        for line in lines:
+            if line.get("kind") == "end":
+                line["output"] = ["slow", "fast"]
+                line["rendered"] = render_value(["slow", "fast"])
+            if line.get("kind") == "method.finished" and line.get("method") == "report":
+                line["rendered"] = render_value(["slow", "fast"])
+        return lines
+
+    by_schedule = flows.replay(
+        _race_record(production, tmp_path, "a", finished_fast_first_appended_slow_first), RaceFlow
+    )
+    assert not by_schedule.diverged, by_schedule.report()
+    assert by_schedule.schedule not in (None, "s")  # seed 0 finishes slow first: searched
+    assert by_schedule.schedule == by_schedule.run.schedule
+    assert f"rebuilt as schedule {by_schedule.schedule!r}" in by_schedule.interleaving
+
+    # fast's LLM call came back first, so fast appended and finished first: the search
+    # steers by the order the LLM replies came back in, and finds it ...
+    path = _race_record(production, tmp_path, "b", lambda lines: lines)
+    steered = flows.replay(path, RaceFlow)
+    assert not steered.diverged, steered.report()
+    assert steered.run.output == ["fast", "slow"]
+    assert steered.schedule == steered.run.schedule != "s"
+    # ... and where the search's budget does not reach, a seed does, and says so.
+    by_seed = flows.replay(path, RaceFlow, schedules=1)
+    assert not by_seed.diverged, by_seed.report()
+    assert by_seed.schedule is None and by_seed.run.output == ["fast", "slow"]
+    assert "came back at seed" in by_seed.interleaving
+    assert "no schedule within the search's budget" in by_seed.interleaving
+
+
+def test_an_order_the_runtime_cannot_produce_is_said_so(flows, production, tmp_path):
+    def report_too_early(lines):  # type: ignore[no-untyped-def]
+        started = lambda x: x.get("kind") == "method.started" and x.get("method") == "report"  # noqa: E731
+        return _swap(lines, _finished("slow"), started)
+
+    path = _race_record(production, tmp_path, "impossible", report_too_early)
+    result = flows.replay(path, RaceFlow, schedules=8, seeds=2)
+    assert result.first is not None and result.first.kind == "order"
+    assert "could not express the recorded interleaving within the search" in result.interleaving
+    assert "seeds [0, 1]" in result.interleaving

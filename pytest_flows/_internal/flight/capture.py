@@ -31,10 +31,13 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "ENV_VAR",
     "FlightRecorder",
+    "Patches",
     "RunRecording",
     "active",
     "begin",
     "current",
+    "distribution_version",
+    "error_fields",
     "install",
     "recording",
     "uninstall",
@@ -57,8 +60,11 @@ class FlightRecorder:
         max_bytes: int = DEFAULT_MAX_BYTES,
         queue_size: int = 64,
         secrets: tuple[str, ...] = (),
+        factories: dict[str, str] | None = None,
     ) -> None:
         self.directory = Path(directory)
+        #: Agent Framework: workflow name -> ``module:function`` that builds it again.
+        self.factories = dict(factories or {})
         self.sample = sample
         self.max_bytes = max_bytes
         self.secrets = secrets
@@ -210,6 +216,15 @@ class RunRecording:
         except Exception:
             LOG.exception("pytest-flows recorder: recording a %s entry failed", kind)
 
+    def reopen(self) -> bool:
+        """Take entries again after :meth:`finish` (a paused run continued); the next
+        ``finish`` writes the whole record again, under the same name."""
+        with self._lock:
+            if self._over_cap:
+                return False
+            self._done = False
+            return True
+
     def finish(self, outcome: str, **fields: Any) -> None:
         """Close the record (``finished``, ``failed`` or ``paused``) and queue it for writing."""
         try:
@@ -217,7 +232,7 @@ class RunRecording:
                 if self._done:
                     return
                 self._done = True
-                entries = self.entries
+                entries = list(self.entries)
             end = {
                 "kind": "end",
                 "outcome": outcome,
@@ -246,6 +261,54 @@ class RunRecording:
             recorder.writer.submit(write)
         except Exception:
             LOG.exception("pytest-flows recorder: finishing a record failed")
+
+
+def distribution_version(distribution: str) -> str:
+    """The installed version of ``distribution`` (the record's header), or ``unknown``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except Exception:
+        return "unknown"
+
+
+def error_fields(error: Any) -> dict[str, str]:
+    """An error as the record keeps it: ``type`` and ``message`` (a string is a message)."""
+    if isinstance(error, BaseException):
+        return {"type": type(error).__name__, "message": str(error)}
+    return {"type": "Error", "message": str(error)}
+
+
+class Patches:
+    """The framework attributes a recorder part replaces while it is on, and their undo.
+
+    Each framework part patches a few methods once (``install``) and restores them
+    when recording stops; a part already installed is not wrapped twice.
+    """
+
+    MARK = "__flows_recorder__"
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    @classmethod
+    def installed(cls, owner: Any, name: str) -> bool:
+        current = owner.__dict__.get(name)
+        return bool(getattr(getattr(current, "__func__", current), cls.MARK, False))
+
+    def replace(self, owner: Any, name: str, new: Any) -> None:
+        """Set ``owner.name`` to ``new`` (marked as the recorder's) until :meth:`undo`."""
+        original = owner.__dict__[name]
+        target = new.__func__ if isinstance(new, classmethod | staticmethod) else new
+        setattr(target, self.MARK, True)
+        setattr(owner, name, new)
+        self._undo.append((owner, name, original))
+
+    def undo(self) -> None:
+        while self._undo:
+            owner, name, original = self._undo.pop()
+            setattr(owner, name, original)
 
 
 def begin(

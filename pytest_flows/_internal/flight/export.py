@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_flows._internal.flight.format import Record, read_record
 
-__all__ = ["export", "module_text"]
+__all__ = ["export", "module_text", "replay_target"]
 
 RECORDS_DIR = "flight_records"
 
@@ -22,9 +22,29 @@ def _identifier(text: str) -> str:
     return re.sub(r"\W", "_", text).strip("_") or "run"
 
 
+def replay_target(record: Record) -> str:
+    """What a test replays ``record`` with, ``module:name``: the flow class (crewAI), or
+    the function that builds the workflow (Agent Framework; ValueError if unknown)."""
+    if record.framework != "agent_framework":
+        return record.target
+    factory = record.header.get("factory")
+    if isinstance(factory, str) and ":" in factory:
+        return factory
+    workflow = record.header.get("workflow") or "the workflow"
+    raise ValueError(
+        f"{record.path.name} does not name the function that builds {workflow!r} (it was "
+        "not built by a module-level function taking no arguments), so it cannot be "
+        "rebuilt from the record. Record with record_flows(..., factories={"
+        f"{workflow!r}: 'myapp.workflows:build_workflow'}}), or replay it in a test: "
+        "flows.replay(path, build_workflow())."
+    )
+
+
 def module_text(record: Record, record_name: str) -> str:
-    module, _, qualname = record.target.partition(":")
+    target = replay_target(record)
+    module, _, qualname = target.partition(":")
     top = qualname.split(".")[0]
+    replayed = f"{qualname}()" if record.framework == "agent_framework" else qualname
     outcome = record.outcome
     if outcome == "failed":
         error = record.end.get("error") or {}
@@ -36,11 +56,12 @@ def module_text(record: Record, record_name: str) -> str:
     started = record.header.get("started_at", "?")
     return f'''"""Regression test for production run {record.run_id} of {record.target}.
 
-Recorded {started}; the run {what}.
+Recorded {started} from {target}; the run {what}.
 Written by `python -m pytest_flows.recorder export`. The record is replayed on today's
-code: every LLM call answered from it, its method order rebuilt; the test fails on the
-first divergence (a changed prompt, another route, another outcome). Once the incident
-is fixed, assert the new behaviour instead (see docs/recorder.md).
+code: every LLM call, tool and human answer taken from it, its method order rebuilt as
+a schedule; the test fails on the first divergence (a changed prompt, tool call, route,
+persisted state or outcome). Once the incident is fixed, assert the new behaviour
+instead (see docs/recorder.md).
 """
 
 from pathlib import Path
@@ -51,7 +72,7 @@ RECORD = Path(__file__).parent / "{RECORDS_DIR}" / "{record_name}"
 
 
 def test_replay_{run_id}(flows):
-    result = flows.replay(RECORD, {qualname})
+    result = flows.replay(RECORD, {replayed})
     result.check()
 '''
 
@@ -59,6 +80,7 @@ def test_replay_{run_id}(flows):
 def export(record_path: str | Path, to: str | Path) -> Path:
     """Write the test module for ``record_path`` into directory ``to``; returns its path."""
     record = read_record(record_path)
+    replay_target(record)
     if not record.target or ":" not in record.target:
         raise ValueError(f"{record_path}: the record names no flow (target {record.target!r})")
     directory = Path(to)

@@ -1,39 +1,32 @@
 """``flows.replay(record, Flow)``: a recorded production run, on today's code, on the harness.
 
-Every LLM call is answered from the record (matched by the flow method that made it
-and its position among that method's calls, with the recorded wall-clock latency as
-virtual latency, so orders that production's timing decided come back). While it
-runs, the framework's recorder part records the replay in memory; the two records
-are compared: the first request whose prompt differs (with a diff), a method or
-route that differs, the order of methods, the outcome. If the recorded order of
-method starts and finishes does not come back at the session's seed, the other
-seeds are tried (the scheduler's choices); when none gives it, the report says the
-scheduler could not express the recorded interleaving.
+Every LLM call, tool, crew and human answer comes from the record
+(:mod:`~pytest_flows._internal.flight.answers`, with the recorded wall-clock latency
+of each LLM call as virtual latency, so orders that production's timing decided
+come back). While it runs, the framework's recorder part records the replay in
+memory; the two records are compared (:mod:`~pytest_flows._internal.flight.compare`):
+the first request whose prompt differs (with a diff), a tool call, a method or route,
+a persisted state, the order of methods, the outcome. The recorded order is searched
+for among the scheduler's schedules, then its seeds
+(:mod:`~pytest_flows._internal.flight.interleaving`); the report says which gave it,
+or that the scheduler could not express it.
 """
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import json
+import inspect
 import os
 import tempfile
-from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_flows._internal.errors import FlowsError, FlowsUsageError
-from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
-from pytest_flows._internal.flight.format import Record, RecordError, jsonable, read_record
-from pytest_flows._internal.identity import Normalizer
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.flight.capture import FlightRecorder
+from pytest_flows._internal.flight.format import Record, RecordError, read_record
+from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed
+from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError, ReplayResult
 from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.replies import ProviderError, ToolCall
-from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.script import ALWAYS
-from pytest_flows._internal.seeding import reseeded
-from pytest_flows._internal.trace import Trace, TraceEvent, render_value
 
 __all__ = ["Divergence", "ReplayDivergenceError", "ReplayResult", "replay"]
 
@@ -42,434 +35,8 @@ _SHADOWS = {
     "crewai": "pytest_flows.recorder._crewai",
     "agent_framework": "pytest_flows.recorder._agent_framework",
 }
-_ORDER_KINDS = ("method.started", "method.finished", "method.failed")
 
 
-class ReplayDivergenceError(FlowsError):
-    """Today's code did not do what the recorded run did."""
-
-
-@dataclass
-class Divergence:
-    """One way the replay differs from the record; ``seq`` is where in the record."""
-
-    kind: str  # prompt, request, unused, method, output, order, outcome
-    where: str
-    message: str
-    diff: str = ""
-    seq: int = 0
-
-    def __str__(self) -> str:
-        text = f"[{self.kind}] {self.where}: {self.message}"
-        return text + ("\n" + self.diff if self.diff else "")
-
-
-@dataclass
-class ReplayResult:
-    """What ``flows.replay`` returns: the run, and how it differs from the record."""
-
-    record: Record
-    run: FlowRun
-    divergences: list[Divergence] = field(default_factory=list)
-    #: How the recorded interleaving was rebuilt (or why it could not be).
-    interleaving: str = ""
-    seed: int = 0
-    recorded_trace: Trace = field(default_factory=Trace)
-    replayed_trace: Trace = field(default_factory=Trace)
-
-    @property
-    def diverged(self) -> bool:
-        return bool(self.divergences)
-
-    @property
-    def first(self) -> Divergence | None:
-        return self.divergences[0] if self.divergences else None
-
-    def report(self) -> str:
-        head = f"replay of {self.record.path.name} ({self.record.target}, run {self.record.run_id})"
-        if not self.divergences:
-            return f"{head}: no divergence. {self.interleaving}"
-        lines = [f"{head}: {len(self.divergences)} divergence(s), first:", str(self.divergences[0])]
-        lines += [f"  also: [{d.kind}] {d.where}: {d.message}" for d in self.divergences[1:6]]
-        if self.interleaving:
-            lines.append(self.interleaving)
-        return "\n".join(lines)
-
-    def check(self) -> FlowRun:
-        """The run, or :class:`ReplayDivergenceError` with the report if it diverged."""
-        if self.divergences:
-            raise ReplayDivergenceError(self.report())
-        return self.run
-
-
-# -- the record's LLM calls ----------------------------------------------------------------
-@dataclass
-class _Call:
-    method: str
-    messages: Any
-    tools: list[str]
-    answer: Any
-    latency: float
-    seq: int
-    number: int  # 1-based among its method's calls
-
-
-def _calls(record: Record) -> list[_Call]:
-    # A crew is answered whole from the record: its agents' own model calls are not made.
-    crews = bool(record.of_kind("crew.finished", "crew.failed"))
-    requests: dict[str, dict[str, Any]] = {}
-    counts: dict[str, int] = defaultdict(int)
-    calls: list[_Call] = []
-    for entry in record.entries:
-        kind = entry.get("kind")
-        if kind == "llm.request":
-            requests[str(entry.get("call_id"))] = entry
-        elif kind in ("llm.response", "llm.failed"):
-            request = requests.pop(str(entry.get("call_id")), None)
-            if request is None or (crews and request.get("agent")):
-                continue
-            method = str(request.get("method") or "")
-            counts[method] += 1
-            calls.append(
-                _Call(
-                    method=method,
-                    messages=request.get("messages"),
-                    tools=list(request.get("tools") or []),
-                    answer=_answer(entry),
-                    latency=max(0.0, float(entry.get("t", 0)) - float(request.get("t", 0))),
-                    seq=int(request.get("seq", 0)),
-                    number=counts[method],
-                )
-            )
-    return calls
-
-
-def _answer(entry: dict[str, Any]) -> Any:
-    if entry.get("kind") == "llm.failed":
-        return ProviderError(str(entry.get("error") or "provider error"))
-    response = entry.get("response")
-    kind = entry.get("response_type")
-    if kind == "tool_calls" and isinstance(response, list):
-        calls = []
-        for call in response:
-            arguments = call.get("arguments")
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments or "{}")
-                except ValueError:
-                    arguments = {"input": arguments}
-            calls.append(ToolCall(str(call.get("name")), dict(arguments or {}), call.get("id")))
-        return calls
-    if kind == "structured" and isinstance(response, dict):
-        return response
-    return "" if response is None else str(response)
-
-
-def render_messages(messages: Any) -> str:
-    """Messages as reviewable text: ``[n role]`` then the content, indented."""
-    if isinstance(messages, str):
-        messages = [{"role": "user", "content": messages}]
-    lines = []
-    for number, message in enumerate(messages or [], 1):
-        if not isinstance(message, dict):
-            message = {"role": "?", "content": getattr(message, "content", message)}
-        lines.append(f"[{number} {message.get('role', '?')}]")
-        content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
-        lines += [f"  {line}" for line in str(text).splitlines() or [""]]
-    return "\n".join(lines)
-
-
-def _plain_messages(messages: Any) -> Any:
-    """Messages as JSON data: dicts kept, message objects (``role`` and ``text`` or
-    ``content``, as Agent Framework's) as ``{"role", "content"}``."""
-    if isinstance(messages, str):
-        return messages
-    plain = []
-    for message in messages or []:
-        if isinstance(message, dict):
-            plain.append(message)
-            continue
-        role = getattr(message, "role", "?")
-        text = getattr(message, "text", None)
-        if text is None:
-            text = getattr(message, "content", message)
-        plain.append({"role": str(getattr(role, "value", role)), "content": str(text)})
-    return json.loads(json.dumps(plain, default=str))
-
-
-class _Answers:
-    """The record's LLM calls as fake_llm rules, for one replay attempt."""
-
-    def __init__(self, calls: list[_Call]) -> None:
-        self.calls = calls
-        self.attempt = 0
-        self.divergences: list[Divergence] = []
-        self.used: set[int] = set()
-
-    def install(self, fake: LLMScript, attempt: int) -> None:
-        self.attempt, self.divergences, self.used = attempt, [], set()
-        by_method: dict[str, list[_Call]] = defaultdict(list)
-        for call in self.calls:
-            by_method[call.method].append(call)
-
-        def now(request: Any, k: int = attempt) -> bool:
-            return self.attempt == k
-
-        for method, calls in by_method.items():
-            rule = fake.on(method=method, where=now) if method else fake.on(where=now)
-            for call in calls:
-                rule.reply(self._answerer(call), optional=True, latency=call.latency)
-        # Anything else (a request the record does not have) fails the run, reported.
-        fake.on(where=now).reply(self._unrecorded, times=ALWAYS, optional=True)
-
-    def current(self, attempt: int) -> Callable[[Any], bool]:
-        """A ``where=`` condition: true only during replay attempt ``attempt``."""
-
-        def now(request: Any) -> bool:
-            return self.attempt == attempt
-
-        return now
-
-    def _answerer(self, call: _Call) -> Callable[[Any], Any]:
-        def answer(request: Any) -> Any:
-            self.used.add(call.seq)
-            recorded = render_messages(_plain_messages(call.messages))
-            now = render_messages(_plain_messages(request.messages))
-            where = f"LLM call {call.number} of method {call.method or '(none)'}"
-            if recorded != now:
-                diff = "\n".join(
-                    difflib.unified_diff(
-                        recorded.splitlines(),
-                        now.splitlines(),
-                        "recorded",
-                        "now",
-                        lineterm="",
-                    )
-                )
-                self.divergences.append(
-                    Divergence(
-                        "prompt", where, "the prompt differs from the record", diff, call.seq
-                    )
-                )
-            elif sorted(call.tools) != sorted(request.tools or []):
-                self.divergences.append(
-                    Divergence(
-                        "prompt",
-                        where,
-                        f"tools offered were {call.tools}, now {list(request.tools or [])}",
-                        seq=call.seq,
-                    )
-                )
-            if isinstance(call.answer, BaseException):
-                raise call.answer
-            return call.answer
-
-        return answer
-
-    def _unrecorded(self, request: Any) -> Any:
-        method = (request.caller or {}).get("method", "(none)")
-        message = f"an LLM call the record does not have (method {method})"
-        prompt = render_messages(_plain_messages(request.messages))
-        self.divergences.append(Divergence("request", f"method {method}", message, prompt, 10**9))
-        raise ReplayDivergenceError(f"pytest-flows replay: {message}:\n{prompt}")
-
-    def unused(self) -> list[Divergence]:
-        return [
-            Divergence(
-                "unused",
-                f"LLM call {call.number} of method {call.method or '(none)'}",
-                "the record has this call; today's code did not make it",
-                seq=call.seq,
-            )
-            for call in self.calls
-            if call.seq not in self.used
-        ]
-
-
-class _People:
-    """The record's human answers and crew results as ``human`` / ``fake_crews`` rules."""
-
-    def __init__(self, record: Record) -> None:
-        self.answers = record.of_kind("human.answered")
-        self.crews = record.of_kind("crew.finished", "crew.failed")
-
-    def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
-        if self.answers:
-            human = session.bound("human")
-            if human is None:
-                from pytest_flows._internal.human_script import ScriptedHuman
-
-                human = ScriptedHuman(session)
-                session.bind("human", human)
-            for entry in self.answers:
-                kind = "ask" if entry.get("via") == "ask" else "feedback"
-                rule = human.on(method=entry.get("method"), kind=kind, where=now)
-                outcome = entry.get("outcome")
-                answer = "" if entry.get("answer") is None else str(entry.get("answer"))
-                rule.answer(answer, outcome=outcome or None, optional=True)
-        if self.crews:
-            crews = session.bound("crews")
-            if crews is None:
-                from pytest_flows._internal.crew_script import FakeCrews
-
-                crews = FakeCrews(session)
-                session.bind("crews", crews)
-            for entry in self.crews:
-                if entry.get("kind") == "crew.failed":
-                    value: Any = RuntimeError(str(entry.get("error")))
-                else:
-                    value = entry.get("pydantic") or entry.get("json") or str(entry.get("raw"))
-                method = entry.get("method")
-                rule = crews.on(method=method, where=now) if method else crews.on(where=now)
-                rule.reply(value, optional=True)
-
-
-# -- comparing the record with the replay ------------------------------------------------------
-def _order(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [
-        (str(e["kind"]), str(e.get("method"))) for e in entries if e.get("kind") in _ORDER_KINDS
-    ]
-
-
-def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:
-    """A record's flow-level events as a normalized trace (ids and clocks normalized)."""
-    normalizer = Normalizer()
-    events = []
-    for entry in entries:
-        kind = str(entry.get("kind"))
-        if kind == "flow.started":
-            events.append(TraceEvent(kind=kind, name=str(entry.get("flow"))))
-        elif kind in _ORDER_KINDS:
-            fields: tuple[tuple[str, str], ...] = ()
-            if kind == "method.finished":
-                fields = (("output", normalizer.text(str(entry.get("rendered")))),)
-            elif kind == "method.failed":
-                fields = (("error", _error_text(entry.get("error"))),)
-            events.append(TraceEvent(kind=kind, name=str(entry.get("method")), fields=fields))
-        elif kind == "llm.request":
-            prompt = normalizer.text(render_messages(entry.get("messages")))
-            events.append(
-                TraceEvent(
-                    kind="llm.request",
-                    name=str(entry.get("method") or "-"),
-                    fields=(("prompt", prompt),),
-                )
-            )
-    end = outcome.get("outcome", "unknown")
-    if end == "failed":
-        events.append(
-            TraceEvent(
-                kind="run.failed", name="", fields=(("error", _error_text(outcome.get("error"))),)
-            )
-        )
-    else:
-        rendered = normalizer.text(str(outcome.get("rendered", "")))
-        events.append(TraceEvent(kind=f"run.{end}", name="", fields=(("output", rendered),)))
-    return Trace.of(events)
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return f"{error.get('type')}: {error.get('message')}"
-    return str(error)
-
-
-def _compare(
-    record: Record, replayed: RunRecording, run: FlowRun
-) -> tuple[list[Divergence], Trace, Trace]:
-    divergences: list[Divergence] = []
-    recorded_order, replayed_order = _order(record.entries), _order(replayed.entries)
-    if recorded_order != replayed_order:
-        divergences.append(_order_divergence(record, recorded_order, replayed_order))
-    # The same method's n-th finish with another output (a router choosing another route).
-    mine = [e for e in record.entries if e.get("kind") == "method.finished"]
-    theirs = [e for e in replayed.entries if e.get("kind") == "method.finished"]
-    by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for entry in theirs:
-        by_method[str(entry.get("method"))].append(entry)
-    seen: dict[str, int] = defaultdict(int)
-    normalizer = Normalizer()
-    for entry in mine:
-        method = str(entry.get("method"))
-        index = seen[method]
-        seen[method] += 1
-        if index < len(by_method[method]):
-            was = normalizer.text(str(entry.get("rendered")))
-            now = normalizer.text(str(by_method[method][index].get("rendered")))
-            if was != now:
-                divergences.append(
-                    Divergence(
-                        "output",
-                        f"method {method}",
-                        f"returned {now} (recorded: {was}); a router's return is its route",
-                        seq=int(entry.get("seq", 0)),
-                    )
-                )
-    end = _replayed_end(run)
-    if record.outcome != end["outcome"] or (
-        record.outcome == "failed"
-        and _error_text(record.end.get("error")) != _error_text(end.get("error"))
-    ):
-        was = record.outcome + (
-            f" ({_error_text(record.end.get('error'))})" if record.outcome == "failed" else ""
-        )
-        now = end["outcome"] + (
-            f" ({_error_text(end.get('error'))})" if end["outcome"] == "failed" else ""
-        )
-        divergences.append(
-            Divergence("outcome", "the run", f"ended {now}; recorded: {was}", seq=10**9 + 1)
-        )
-    elif end["outcome"] == "finished":
-        normalizer = Normalizer()
-        was = normalizer.text(str(record.end.get("rendered")))
-        now = normalizer.text(str(end.get("rendered")))
-        if was != now:
-            divergences.append(
-                Divergence("outcome", "the run", f"returned {now}; recorded: {was}", seq=10**9 + 1)
-            )
-    return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
-
-
-def _replayed_end(run: FlowRun) -> dict[str, Any]:
-    if run.error is not None:
-        return {
-            "outcome": "failed",
-            "error": {"type": type(run.error).__name__, "message": str(run.error)},
-        }
-    if type(run.output).__name__ == "HumanFeedbackPending":
-        return {"outcome": "paused"}
-    outputs = getattr(run, "outputs", None)
-    if isinstance(outputs, list):
-        # A workflow's outcome is its outputs, recorded as JSON data.
-        return {"outcome": "finished", "rendered": render_value(jsonable(outputs))}
-    return {"outcome": "finished", "rendered": render_value(run.output)}
-
-
-def _order_divergence(
-    record: Record, recorded: list[tuple[str, str]], replayed: list[tuple[str, str]]
-) -> Divergence:
-    index = next(
-        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
-        min(len(recorded), len(replayed)),
-    )
-    entries = [e for e in record.entries if e.get("kind") in _ORDER_KINDS]
-    seq = int(entries[index].get("seq", 0)) if index < len(entries) else 10**9
-    was = " ".join(f"{m}:{k.split('.')[1]}" for k, m in recorded[index : index + 4]) or "(end)"
-    now = " ".join(f"{m}:{k.split('.')[1]}" for k, m in replayed[index : index + 4]) or "(end)"
-    same_set = sorted(recorded) == sorted(replayed)
-    kind = "order" if same_set else "method"
-    what = (
-        "the methods ran in another order"
-        if same_set
-        else "another method or listener ran (or one did not)"
-    )
-    return Divergence(
-        kind, f"method event {index + 1}", f"{what}: recorded {was}; now {now}", seq=seq
-    )
-
-
-# -- the entry point -------------------------------------------------------------------------------
 def _target_path(target: Any) -> str:
     cls = target if isinstance(target, type) else type(target)
     return f"{cls.__module__}:{cls.__qualname__}"
@@ -495,6 +62,7 @@ def replay(
     target: Any = None,
     *,
     seeds: int = 8,
+    schedules: int = 48,
 ) -> ReplayResult:
     """Replay ``record`` with ``target`` (the flow or workflow class it was made from)."""
     if not isinstance(record, Record):
@@ -503,13 +71,26 @@ def replay(
         except RecordError as exc:
             raise FlowsUsageError(str(exc)) from None
     if target is None:
+        if record.framework == "agent_framework":
+            factory = record.header.get("factory")
+            example = f"{factory!r}" if factory else "build_workflow()"
+            says = (
+                f"built by {factory}"
+                if factory
+                else f"of workflow {record.header.get('workflow')!r}"
+            )
+        else:
+            example = record.target.rpartition(":")[2] or "MyFlow"
+            says = f"made from {record.target}"
         raise FlowsUsageError(
-            f"flows.replay({str(record.path)!r}, ...): name the flow the record was made "
-            f"from, e.g. flows.replay(path, {record.target.rpartition(':')[2] or 'MyFlow'}) "
-            f"(the record says {record.target!r}); a record is data, it never decides what "
-            "gets imported."
+            f"flows.replay({str(record.path)!r}, ...): name what the record was made from, "
+            f"e.g. flows.replay(path, {example}) (the record says it was {says}); a record "
+            "is data, it never decides what gets imported."
         )
     target = _resolve(target, record)
+    if record.framework == "agent_framework" and inspect.isfunction(target):
+        # A factory (the record's ``factory``, or the test's): the workflow it builds.
+        target = target()
     if record.target and _target_path(target) != record.target:
         raise FlowsUsageError(
             f"flows.replay: the record was made from {record.target}, not "
@@ -529,52 +110,22 @@ def replay(
     if fake is None:
         fake = LLMScript()
         session.bind("llm", fake)
-    answers = _Answers(_calls(record))
-    people = _People(record)
-    kwargs = record.run_kwargs
-    recorded_order = _order(record.entries)
-    base_seed = session.seed
-    candidates = [base_seed, *(s for s in range(max(1, seeds)) if s != base_seed)][: max(1, seeds)]
-    first: ReplayResult | None = None
+    attempts = Attempts(session, record, target, fake, shadow)
     with tempfile.TemporaryDirectory() as scratch:
-        memory = FlightRecorder(Path(scratch), max_bytes=2**40)
-        for attempt, seed in enumerate(candidates, 1):
-            answers.install(fake, attempt)
-            people.install(session, attempt, answers.current(attempt))
-            replayed = RunRecording(memory, record.framework, "", record.target, kwargs)
-            undo = shadow.shadow(replayed)
-            try:
-                with reseeded(session.scheduler, seed if seed != base_seed else None):
-                    run = session.run(target, raise_on_error=False, **kwargs)
-            finally:
-                undo()
-            divergences, recorded_trace, replayed_trace = _compare(record, replayed, run)
-            divergences += answers.divergences + answers.unused()
-            divergences.sort(key=lambda d: d.seq)
-            result = ReplayResult(
-                record,
-                run,
-                divergences,
-                seed=seed,
-                recorded_trace=recorded_trace,
-                replayed_trace=replayed_trace,
-            )
-            same_order = _order(replayed.entries) == recorded_order
-            if first is None:
-                first = result
-            if same_order:
-                result.interleaving = f"The recorded order of methods came back at seed {seed}" + (
-                    " (the session's seed)."
-                    if seed == base_seed
-                    else f" (run it with flows.run(..., seed) or --flows-seed={seed})."
-                )
-                return result
-            # Another order and nothing else to show for it: only then try other seeds.
-            if any(d.kind not in ("order", "outcome", "output") for d in divergences):
-                break
+        attempts.memory = FlightRecorder(Path(scratch), max_bytes=2**40)
+        found = by_schedule(attempts, schedules)
+        if found is None and not attempts.stopped:
+            found = by_seed(attempts, seeds)
+    if found is not None:
+        return found
+    if attempts.same_order is not None:
+        # The recorded order came back, other results stayed: they are today's code's.
+        return attempts.same_order
+    first = attempts.first
     assert first is not None
-    first.interleaving = (
-        f"The scheduler could not express the recorded interleaving: no seed of "
-        f"{candidates} gave the recorded order of method starts and finishes."
-    )
+    if not first.interleaving:
+        first.interleaving = (
+            "The recorded order of method starts and finishes did not come back: today's "
+            "code does something else (see the divergences), so no other order was tried."
+        )
     return first

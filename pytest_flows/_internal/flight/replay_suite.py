@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.flight.export import replay_target
 from pytest_flows._internal.flight.format import RecordError, read_record, record_paths
 
 
@@ -51,11 +52,15 @@ def test_replay(flows: Any, flight_record: Path, request: pytest.FixtureRequest)
         record = read_record(flight_record)
     except RecordError as exc:
         raise FlowsUsageError(str(exc)) from None
-    if not allowed(request.config, record.target):
-        module = record.target.partition(":")[0]
+    try:
+        target = replay_target(record)
+    except ValueError as exc:
+        raise FlowsUsageError(str(exc)) from None
+    if not allowed(request.config, target):
+        module = target.partition(":")[0]
         raise FlowsUsageError(
-            f"{flight_record.name} was recorded from {record.target}; replaying it imports "
+            f"{flight_record.name} was recorded from {target}; replaying it imports "
             f"{module}. Allow it with --flows-replay-allow={module} or, in your ini file, "
             f"flows_replay_allow = {module}"
         )
-    flows.replay(record, record.target).check()
+    flows.replay(record, target).check()

@@ -160,5 +160,6 @@ class Writer:
             out.write(data)
         os.replace(partial, final)
         with self._lock:
-            self.written.append(final)
+            if final not in self.written:  # a paused run written again when continued
+                self.written.append(final)
         return final

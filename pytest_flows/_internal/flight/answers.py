@@ -1,0 +1,443 @@
+"""The record's answers for a replay: its LLM calls as ``fake_llm`` rules, its tool
+calls as ``fake_tools`` rules, its crews and human answers as ``fake_crews`` and
+``human`` rules; each notes where today's code asks something else (a divergence)."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_flows._internal.flight.format import Record, jsonable
+from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
+from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.replies import ProviderError, ToolCall
+from pytest_flows._internal.script import ALWAYS
+
+__all__ = ["Answers", "People", "Tools", "calls_of", "render_messages"]
+
+
+@dataclass
+class _Call:
+    method: str
+    messages: Any
+    tools: list[str]
+    answer: Any
+    latency: float
+    seq: int
+    number: int  # 1-based among its method's calls
+
+
+def calls_of(record: Record) -> list[_Call]:
+    # A crew is answered whole from the record: its agents' own model calls are not made.
+    crews = bool(record.of_kind("crew.finished", "crew.failed"))
+    requests: dict[str, dict[str, Any]] = {}
+    # The tools an LLM call ran itself (crewAI's ``available_functions``), by call id.
+    ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    calls: list[_Call] = []
+    for entry in record.entries:
+        kind = entry.get("kind")
+        if kind == "llm.request":
+            requests[str(entry.get("call_id"))] = entry
+        elif kind == "tool.started":
+            for call_id, asked in requests.items():
+                if asked.get("thread") == entry.get("thread") and not entry.get("agent"):
+                    ran[call_id].append(entry)
+        elif kind in ("llm.response", "llm.failed"):
+            call_id = str(entry.get("call_id"))
+            request = requests.pop(call_id, None)
+            tools_run = ran.pop(call_id, [])
+            if request is None or (crews and request.get("agent")):
+                continue
+            method = str(request.get("method") or "")
+            counts[method] += 1
+            answer = _answer(entry)
+            if (
+                tools_run
+                and entry.get("call_type", "tool_call") == "tool_call"
+                and entry.get("response_type") != "tool_calls"
+            ):
+                # The provider asked for the tools and the LLM call ran them: today's
+                # code gets the tool calls, and the tools are answered from the record.
+                answer = [
+                    ToolCall(str(t.get("tool")), _arguments(t.get("args"))) for t in tools_run
+                ]
+            calls.append(
+                _Call(
+                    method=method,
+                    messages=request.get("messages"),
+                    tools=list(request.get("tools") or []),
+                    answer=answer,
+                    latency=max(0.0, float(entry.get("t", 0)) - float(request.get("t", 0))),
+                    seq=int(request.get("seq", 0)),
+                    number=counts[method],
+                )
+            )
+    return calls
+
+
+def _answer(entry: dict[str, Any]) -> Any:
+    if entry.get("kind") == "llm.failed":
+        return ProviderError(str(entry.get("error") or "provider error"))
+    response = entry.get("response")
+    kind = entry.get("response_type")
+    if kind == "tool_calls" and isinstance(response, list):
+        calls = []
+        for call in response:
+            arguments = call.get("arguments")
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments or "{}")
+                except ValueError:
+                    arguments = {"input": arguments}
+            calls.append(ToolCall(str(call.get("name")), dict(arguments or {}), call.get("id")))
+        return calls
+    if kind == "structured" and isinstance(response, dict):
+        return response
+    return "" if response is None else str(response)
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict (a text tool call's JSON string parsed; other text kept)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value or "{}")
+        except ValueError:
+            return {"input": value}
+    return dict(value) if isinstance(value, dict) else {"input": value}
+
+
+def _given(answer: Any) -> Any:
+    """A recorded answer as today's code gets it: a recorded error is raised."""
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def render_messages(messages: Any) -> str:
+    """Messages as reviewable text: ``[n role]`` then the content, indented."""
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    lines = []
+    for number, message in enumerate(messages or [], 1):
+        if not isinstance(message, dict):
+            message = {"role": "?", "content": getattr(message, "content", message)}
+        lines.append(f"[{number} {message.get('role', '?')}]")
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+        lines += [f"  {line}" for line in str(text).splitlines() or [""]]
+    return "\n".join(lines)
+
+
+def _plain_messages(messages: Any) -> Any:
+    """Messages as JSON data: dicts kept, message objects (``role`` and ``text`` or
+    ``content``, as Agent Framework's) as ``{"role", "content"}``."""
+    if isinstance(messages, str):
+        return messages
+    plain = []
+    for message in messages or []:
+        if isinstance(message, dict):
+            plain.append(message)
+            continue
+        role = getattr(message, "role", "?")
+        text = getattr(message, "text", None)
+        if text is None:
+            text = getattr(message, "content", message)
+        plain.append({"role": str(getattr(role, "value", role)), "content": str(text)})
+    return json.loads(json.dumps(plain, default=str))
+
+
+class Answers:
+    """The record's LLM calls as fake_llm rules, for one replay attempt."""
+
+    def __init__(self, calls: list[_Call]) -> None:
+        self.calls = calls
+        self.attempt = 0
+        self.divergences: list[Divergence] = []
+        self.used: set[int] = set()
+
+    def install(self, fake: LLMScript, attempt: int) -> None:
+        self.attempt, self.divergences, self.used = attempt, [], set()
+        by_method: dict[str, list[_Call]] = defaultdict(list)
+        for call in self.calls:
+            by_method[call.method].append(call)
+
+        def now(request: Any, k: int = attempt) -> bool:
+            return self.attempt == k
+
+        for method, calls in by_method.items():
+            rule = fake.on(method=method, where=now) if method else fake.on(where=now)
+            for call in calls:
+                rule.reply(self._answerer(call), optional=True, latency=call.latency)
+        # Anything else (a request the record does not have) fails the run, reported.
+        fake.on(where=now).reply(self._unrecorded, times=ALWAYS, optional=True)
+
+    def current(self, attempt: int) -> Callable[[Any], bool]:
+        """A ``where=`` condition: true only during replay attempt ``attempt``."""
+
+        def now(request: Any) -> bool:
+            return self.attempt == attempt
+
+        return now
+
+    def _answerer(self, call: _Call) -> Callable[[Any], Any]:
+        def answer(request: Any) -> Any:
+            self.used.add(call.seq)
+            recorded = render_messages(_plain_messages(call.messages))
+            now = render_messages(_plain_messages(request.messages))
+            where = f"LLM call {call.number} of method {call.method or '(none)'}"
+            if recorded != now:
+                diff = "\n".join(
+                    difflib.unified_diff(
+                        recorded.splitlines(),
+                        now.splitlines(),
+                        "recorded",
+                        "now",
+                        lineterm="",
+                    )
+                )
+                self.divergences.append(
+                    Divergence(
+                        "prompt", where, "the prompt differs from the record", diff, call.seq
+                    )
+                )
+            elif sorted(call.tools) != sorted(request.tools or []):
+                self.divergences.append(
+                    Divergence(
+                        "prompt",
+                        where,
+                        f"tools offered were {call.tools}, now {list(request.tools or [])}",
+                        seq=call.seq,
+                    )
+                )
+            return _given(call.answer)
+
+        return answer
+
+    def _unrecorded(self, request: Any) -> Any:
+        method = (request.caller or {}).get("method", "(none)")
+        message = f"an LLM call the record does not have (method {method})"
+        prompt = render_messages(_plain_messages(request.messages))
+        self.divergences.append(Divergence("request", f"method {method}", message, prompt, 10**9))
+        raise ReplayDivergenceError(f"pytest-flows replay: {message}:\n{prompt}")
+
+    def unused(self) -> list[Divergence]:
+        return [
+            Divergence(
+                "unused",
+                f"LLM call {call.number} of method {call.method or '(none)'}",
+                "the record has this call; today's code did not make it",
+                seq=call.seq,
+            )
+            for call in self.calls
+            if call.seq not in self.used
+        ]
+
+
+@dataclass
+class _ToolCall:
+    method: str
+    tool: str
+    args: dict[str, Any]
+    answer: Any
+    seq: int
+    number: int  # 1-based among this method's calls of this tool
+
+    @property
+    def where(self) -> str:
+        return f"tool call {self.number} of {self.tool} in method {self.method or '(none)'}"
+
+
+def _toolcalls_of(record: Record) -> list[_ToolCall]:
+    # A crew is answered whole from the record: its agents' tools are not called.
+    crews = bool(record.of_kind("crew.finished", "crew.failed"))
+    pending: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    calls: list[_ToolCall] = []
+    for entry in record.entries:
+        kind = entry.get("kind")
+        key = (entry.get("thread"), entry.get("tool"))
+        if kind == "tool.started":
+            pending[key].append(entry)
+        elif kind in ("tool.finished", "tool.failed") and pending[key]:
+            started = pending[key].pop(0)
+            if crews and started.get("agent"):
+                continue
+            method, tool = str(started.get("method") or ""), str(started.get("tool"))
+            counts[(method, tool)] += 1
+            answer: Any = entry.get("output")
+            if kind == "tool.failed":
+                answer = RuntimeError(str(entry.get("error")))
+            calls.append(
+                _ToolCall(
+                    method,
+                    tool,
+                    _arguments(started.get("args")),
+                    answer,
+                    int(started.get("seq", 0)),
+                    counts[(method, tool)],
+                )
+            )
+    return calls
+
+
+class Tools:
+    """The record's tool calls as ``fake_tools`` rules, for one replay attempt."""
+
+    def __init__(self, record: Record) -> None:
+        self.calls = _toolcalls_of(record)
+        self.fake: Any = None
+        self.divergences: list[Divergence] = []
+        self.used: set[int] = set()
+
+    def install(self, session: Any, now: Callable[[Any], bool]) -> None:
+        from pytest_flows._internal.script import Match
+        from pytest_flows._internal.tool_script import FakeTools, ToolRule
+
+        self.divergences, self.used = [], set()
+        fake = session.bound("tools")
+        if fake is None:
+            fake = FakeTools(session)
+            session.bind("tools", fake)
+        self.fake = fake
+        for call in self.calls:
+            rule = fake.on(call.tool, method=call.method or None, where=now)
+            rule.reply(self._answerer(call), optional=True)
+        # A tool call the record does not have fails the run, reported.
+        ToolRule(fake, Match(where=now)).reply(self._unrecorded, times=ALWAYS, optional=True)
+
+    def answer(self, tool: str, arguments: dict[str, Any], method: Any, real: Any) -> Any:
+        """Answer a function an LLM call runs (crewAI's ``available_functions``)."""
+        named = type("RecordedTool", (), {"name": tool})()
+        where = {"method": method} if method else {}
+        return self.fake.call(named, (), dict(arguments), real, where)
+
+    def _answerer(self, call: _ToolCall) -> Callable[[Any], Any]:
+        def answer(request: Any) -> Any:
+            self.used.add(call.seq)
+            now = jsonable(request.data.get("arguments") or {})
+            if now != jsonable(call.args):
+                self.divergences.append(
+                    Divergence(
+                        "tool",
+                        call.where,
+                        f"called with {json.dumps(now, sort_keys=True)}; recorded: "
+                        f"{json.dumps(jsonable(call.args), sort_keys=True)}",
+                        seq=call.seq,
+                    )
+                )
+            return _given(call.answer)
+
+        return answer
+
+    def _unrecorded(self, request: Any) -> Any:
+        tool = request.caller.get("tool")
+        method = request.caller.get("method", "(none)")
+        message = f"a call of tool {tool} the record does not have (method {method})"
+        arguments = json.dumps(jsonable(request.data.get("arguments")), sort_keys=True)
+        self.divergences.append(
+            Divergence("tool", f"method {method}", message, f"arguments: {arguments}", 10**9)
+        )
+        raise ReplayDivergenceError(f"pytest-flows replay: {message}: {arguments}")
+
+    def unused(self) -> list[Divergence]:
+        return [
+            Divergence(
+                "tool",
+                call.where,
+                "the record has this tool call; today's code did not make it",
+                seq=call.seq,
+            )
+            for call in self.calls
+            if call.seq not in self.used
+        ]
+
+
+class People:
+    """The record's human answers and crew results as ``human`` / ``fake_crews`` rules."""
+
+    def __init__(self, record: Record) -> None:
+        self.answers = record.of_kind("human.answered")
+        self.crews = record.of_kind("crew.finished", "crew.failed")
+
+    def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
+        if self.answers:
+            human = session.bound("human")
+            if human is None:
+                from pytest_flows._internal.human_script import ScriptedHuman
+
+                human = ScriptedHuman(session)
+                session.bind("human", human)
+            for entry in self.answers:
+                if entry.get("via") == "request_info":
+                    _request_info_answer(human, entry, now)
+                    continue
+                kind = "ask" if entry.get("via") == "ask" else "feedback"
+                rule = human.on(method=entry.get("method"), kind=kind, where=now)
+                outcome = entry.get("outcome")
+                answer = "" if entry.get("answer") is None else str(entry.get("answer"))
+                rule.answer(answer, outcome=outcome or None, optional=True)
+        if self.crews:
+            crews = session.bound("crews")
+            if crews is None:
+                from pytest_flows._internal.crew_script import FakeCrews
+
+                crews = FakeCrews(session)
+                session.bind("crews", crews)
+            for entry in self.crews:
+                if entry.get("kind") == "crew.failed":
+                    value: Any = RuntimeError(str(entry.get("error")))
+                else:
+                    value = entry.get("pydantic") or entry.get("json") or str(entry.get("raw"))
+                method = entry.get("method")
+                rule = crews.on(method=method, where=now) if method else crews.on(where=now)
+                rule.reply(value, optional=True)
+
+
+def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
+    """An Agent Framework ``request_info`` answer, given back as the type today's
+    request expects (its ``response_type``: a model validated, a dataclass built)."""
+    from pytest_flows._internal.script import Match
+
+    recorded = entry.get("answer")
+
+    def answer(request: Any) -> Any:
+        expected = (request.data or {}).get("response_type")
+        return _Typed(_as_type(recorded, expected))
+
+    method = entry.get("method")
+    conditions: tuple[tuple[str, Any], ...] = (("kind", "request_info"),)
+    if method:
+        conditions = (("method", method), *conditions)
+    human.script.add(
+        answer,
+        match=Match(caller=conditions, where=now),
+        optional=True,
+        label=f"the record's answer to request_info from {method}",
+    )
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """A human answer as the adapter reads one (``.text``: the response itself)."""
+
+    text: Any
+    after: float = 0.0
+
+
+def _as_type(value: Any, expected: Any) -> Any:
+    if not isinstance(expected, type) or isinstance(value, expected):
+        return value
+    validate = getattr(expected, "model_validate", None)
+    if callable(validate):
+        return validate(value)
+    if dataclasses.is_dataclass(expected) and isinstance(value, dict):
+        return expected(**value)
+    if expected in (int, float, str, bool) and value is not None:
+        return expected(value)
+    return value

@@ -1,0 +1,270 @@
+"""Comparing a record with the replay's record: methods and their order, outputs and
+routes, ``@persist`` saves, the outcome; and a record's flow-level events as a trace."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import defaultdict
+from typing import Any
+
+from pytest_flows._internal.flight.answers import render_messages
+from pytest_flows._internal.flight.capture import RunRecording
+from pytest_flows._internal.flight.format import Record, jsonable
+from pytest_flows._internal.flight.result import Divergence
+from pytest_flows._internal.identity import Normalizer
+from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.trace import Trace, TraceEvent, render_value
+
+__all__ = ["compare", "guide_of", "order_of", "trace_of"]
+
+ORDER_KINDS = ("method.started", "method.finished", "method.failed")
+
+
+def order_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(str(e["kind"]), str(e.get("method"))) for e in entries if e.get("kind") in ORDER_KINDS]
+
+
+#: What the interleaving search steers by besides the methods: when each LLM call
+#: returned, each tool finished, each state was saved (in a race, which listener's
+#: call came back first decides who writes first).
+_GUIDE_KINDS = (*ORDER_KINDS, "llm.response", "llm.failed", "tool.finished", "state.saved")
+
+
+def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The order of the events the interleaving search steers by (a crew's agents'
+    own LLM calls left out: a replay answers the crew whole)."""
+    agents = {
+        e.get("call_id") for e in entries if e.get("kind") == "llm.request" and e.get("agent")
+    }
+    return [
+        (str(e["kind"]), str(e.get("method")))
+        for e in entries
+        if e.get("kind") in _GUIDE_KINDS and e.get("call_id") not in agents
+    ]
+
+
+def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:
+    """A record's flow-level events as a normalized trace (ids and clocks normalized)."""
+    normalizer = Normalizer()
+    events = []
+    for entry in entries:
+        kind = str(entry.get("kind"))
+        if kind == "flow.started":
+            events.append(TraceEvent(kind=kind, name=str(entry.get("flow"))))
+        elif kind in ORDER_KINDS:
+            fields: tuple[tuple[str, str], ...] = ()
+            if kind == "method.finished":
+                fields = (("output", normalizer.text(str(entry.get("rendered")))),)
+            elif kind == "method.failed":
+                fields = (("error", _error_text(entry.get("error"))),)
+            events.append(TraceEvent(kind=kind, name=str(entry.get("method")), fields=fields))
+        elif kind == "llm.request":
+            prompt = normalizer.text(render_messages(entry.get("messages")))
+            events.append(
+                TraceEvent(
+                    kind="llm.request",
+                    name=str(entry.get("method") or "-"),
+                    fields=(("prompt", prompt),),
+                )
+            )
+    end = outcome.get("outcome", "unknown")
+    if end == "failed":
+        events.append(
+            TraceEvent(
+                kind="run.failed", name="", fields=(("error", _error_text(outcome.get("error"))),)
+            )
+        )
+    else:
+        rendered = normalizer.text(str(outcome.get("rendered", "")))
+        events.append(TraceEvent(kind=f"run.{end}", name="", fields=(("output", rendered),)))
+    return Trace.of(events)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return f"{error.get('type')}: {error.get('message')}"
+    return str(error)
+
+
+def compare(
+    record: Record, replayed: RunRecording, run: FlowRun
+) -> tuple[list[Divergence], Trace, Trace]:
+    divergences: list[Divergence] = []
+    recorded_order, replayed_order = order_of(record.entries), order_of(replayed.entries)
+    if recorded_order != replayed_order:
+        divergences.append(_order_divergence(record, recorded_order, replayed_order))
+    # The same method's n-th finish with another output (a router choosing another route).
+    mine = [e for e in record.entries if e.get("kind") == "method.finished"]
+    theirs = [e for e in replayed.entries if e.get("kind") == "method.finished"]
+    by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entry in theirs:
+        by_method[str(entry.get("method"))].append(entry)
+    seen: dict[str, int] = defaultdict(int)
+    normalizer = Normalizer()
+    for entry in mine:
+        method = str(entry.get("method"))
+        index = seen[method]
+        seen[method] += 1
+        if index < len(by_method[method]):
+            was = normalizer.text(str(entry.get("rendered")))
+            now = normalizer.text(str(by_method[method][index].get("rendered")))
+            if was != now:
+                divergences.append(
+                    Divergence(
+                        "output",
+                        f"method {method}",
+                        f"returned {now} (recorded: {was}); a router's return is its route",
+                        seq=int(entry.get("seq", 0)),
+                    )
+                )
+    divergences += _state_divergences(record.entries, replayed.entries)
+    end = _replayed_end(run)
+    if record.outcome != end["outcome"] or (
+        record.outcome == "failed"
+        and _error_text(record.end.get("error")) != _error_text(end.get("error"))
+    ):
+        was = record.outcome + (
+            f" ({_error_text(record.end.get('error'))})" if record.outcome == "failed" else ""
+        )
+        now = end["outcome"] + (
+            f" ({_error_text(end.get('error'))})" if end["outcome"] == "failed" else ""
+        )
+        divergences.append(
+            Divergence("outcome", "the run", f"ended {now}; recorded: {was}", seq=10**9 + 1)
+        )
+    elif end["outcome"] == "finished":
+        normalizer = Normalizer()
+        was = normalizer.text(str(record.end.get("rendered")))
+        now = normalizer.text(str(end.get("rendered")))
+        if was != now:
+            divergences.append(
+                Divergence("outcome", "the run", f"returned {now}; recorded: {was}", seq=10**9 + 1)
+            )
+    return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
+
+
+def _state_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th ``@persist`` save of each method, recorded vs now (ids normalized)."""
+    saves: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entry in replayed:
+        if entry.get("kind") == "state.saved":
+            saves[str(entry.get("method"))].append(entry)
+    seen: dict[str, int] = defaultdict(int)
+    divergences = []
+    normalizer = Normalizer()
+    for entry in recorded:
+        if entry.get("kind") != "state.saved":
+            continue
+        method = str(entry.get("method"))
+        index = seen[method]
+        seen[method] += 1
+        where = f"state saved after method {method}" + (f" (save {index + 1})" if index else "")
+        if index >= len(saves[method]):
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the record has this save; today's code did not persist it",
+                    seq=int(entry.get("seq", 0)),
+                )
+            )
+            continue
+        recorded_state = _without_id(entry.get("state"))
+        state = _masked_as(recorded_state, _without_id(saves[method][index].get("state")))
+        was = normalizer.text(render_value(recorded_state))
+        now = normalizer.text(render_value(state))
+        if was != now:
+            diff = "\n".join(
+                difflib.unified_diff(
+                    _lines(recorded_state),
+                    _lines(state),
+                    "recorded",
+                    "now",
+                    lineterm="",
+                )
+            )
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the persisted state differs from the record",
+                    diff,
+                    seq=int(entry.get("seq", 0)),
+                )
+            )
+    for method, entries in saves.items():
+        for extra in entries[seen[method] :]:
+            divergences.append(
+                Divergence(
+                    "state",
+                    f"state saved after method {method}",
+                    "today's code persisted a state the record does not have",
+                    seq=10**9,
+                )
+            )
+            del extra
+    return divergences
+
+
+def _without_id(state: Any) -> Any:
+    # The state's id is new in every run (crewAI's uuid4): not behaviour.
+    if isinstance(state, dict):
+        return {k: v for k, v in state.items() if k != "id"}
+    return state
+
+
+def _masked_as(recorded: Any, now: Any) -> Any:
+    """``now`` with the values the record's scrubbing masked (``<secret>``) masked too:
+    a secret is never compared, nor shown in a diff."""
+    if isinstance(recorded, str) and "<secret>" in recorded:
+        return recorded
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        return {k: _masked_as(recorded[k], v) if k in recorded else v for k, v in now.items()}
+    if isinstance(recorded, list) and isinstance(now, list) and len(recorded) == len(now):
+        return [_masked_as(a, b) for a, b in zip(recorded, now, strict=True)]
+    return now
+
+
+def _lines(state: Any) -> list[str]:
+    return json.dumps(state, indent=1, sort_keys=True, default=str).splitlines()
+
+
+def _replayed_end(run: FlowRun) -> dict[str, Any]:
+    if run.error is not None:
+        return {
+            "outcome": "failed",
+            "error": {"type": type(run.error).__name__, "message": str(run.error)},
+        }
+    if type(run.output).__name__ == "HumanFeedbackPending":
+        return {"outcome": "paused"}
+    outputs = getattr(run, "outputs", None)
+    if isinstance(outputs, list):
+        # A workflow's outcome is its outputs, recorded as JSON data.
+        return {"outcome": "finished", "rendered": render_value(jsonable(outputs))}
+    return {"outcome": "finished", "rendered": render_value(run.output)}
+
+
+def _order_divergence(
+    record: Record, recorded: list[tuple[str, str]], replayed: list[tuple[str, str]]
+) -> Divergence:
+    index = next(
+        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
+        min(len(recorded), len(replayed)),
+    )
+    entries = [e for e in record.entries if e.get("kind") in ORDER_KINDS]
+    seq = int(entries[index].get("seq", 0)) if index < len(entries) else 10**9
+    was = " ".join(f"{m}:{k.split('.')[1]}" for k, m in recorded[index : index + 4]) or "(end)"
+    now = " ".join(f"{m}:{k.split('.')[1]}" for k, m in replayed[index : index + 4]) or "(end)"
+    same_set = sorted(recorded) == sorted(replayed)
+    kind = "order" if same_set else "method"
+    what = (
+        "the methods ran in another order"
+        if same_set
+        else "another method or listener ran (or one did not)"
+    )
+    return Divergence(
+        kind, f"method event {index + 1}", f"{what}: recorded {was}; now {now}", seq=seq
+    )
