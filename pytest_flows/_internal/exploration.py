@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.conflicts import Conflict, conflicts_in
-from pytest_flows._internal.errors import FlowsUsageError, require_bool
+from pytest_flows._internal.errors import FlowsError, FlowsUsageError, require_bool
 from pytest_flows._internal.races import _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.schedule import Choice, Chooser, Step, decode
+from pytest_flows._internal.schedule import Choice, Chooser, Step, decode, encode
 from pytest_flows._internal.trace import without_addresses
 
 if TYPE_CHECKING:
@@ -317,8 +317,21 @@ def explore_schedules(
     caveats: set[str] = set()
 
     def one(chooser: Chooser) -> None:
-        with flows.scheduler.following(chooser):
-            run = make_run()
+        try:
+            with flows.scheduler.following(chooser):
+                run = make_run()
+        except FlowsUsageError:
+            if chooser.misfit is None:
+                raise
+        if chooser.misfit is not None:
+            raise FlowsError(
+                f"explore(): schedule {chooser.schedule_text or encode(chooser.prefix)!r} "
+                f"ran differently from the run it was derived from ({chooser.misfit}). "
+                "The flow made a choice the harness does not control: real time, a thread "
+                "or loop the harness does not run, or state kept between runs (a module "
+                "global, a class attribute). Make the flow deterministic under a seed "
+                "(two runs with --flows-seed=N give the same trace) and explore again."
+            ) from None
         choosers.append(chooser)
         text = outcome_key(run)
         # Something the run did that the reduction does not model (the adapter says).

@@ -468,5 +468,6 @@ def ensure_policy() -> Iterator[None]:
 
 def run(coro: Any, scheduler: Scheduler) -> Any:
     """Run ``coro`` to completion on a fresh deterministic loop under ``scheduler``."""
+    scheduler.threads.fresh_run()
     with activate(scheduler), asyncio.Runner(loop_factory=DeterministicEventLoop) as runner:
         return runner.run(coro)

@@ -161,6 +161,7 @@ class Participant:
     __slots__ = (
         "_wake",
         "begun",
+        "cut",
         "deadline",
         "deferred",
         "done",
@@ -202,6 +203,8 @@ class Participant:
         self.what = ""
         self.done = False
         self.error: BaseException | None = None
+        #: Its run was aborted (a deadlock, a schedule that does not fit): it unwinds.
+        self.cut = False
         self.loops: list[asyncio.AbstractEventLoop] = []
         self.job: Callable[[], None] | None = None  # a pool thread's next work item
         self.generation = 0  # the scheduler's generation when this thread joined

@@ -116,6 +116,9 @@ class Chooser:
         self.caveats: set[str] = set()
         #: The flow's name and how to run it afresh, when it can be (races="fail").
         self.rerun: tuple[str, Callable[[], Any]] | None = None
+        #: Set when the schedule did not fit the run (the run then ends with it, raised to
+        #: the caller however the flow's code handled it).
+        self.misfit: FlowsUsageError | None = None
         self._jobs: dict[int, int] = {}  # thread -> its current job (see Step.task)
         self._parents: dict[int, int] = {}  # thread -> the step that handed it work
         #: (loop thread, task) -> steps its next step happens after (a job it awaited
@@ -201,12 +204,13 @@ class Chooser:
         if self.wrap:
             index %= len(options)
         if index >= len(options):
-            raise FlowsUsageError(
+            self.misfit = FlowsUsageError(
                 f"schedule {self.schedule_text or encode(self.prefix)!r} does not fit this run: "
                 f"choice point {at + 1} has {len(options)} option(s), the schedule takes option "
                 f"{index + 1}. A schedule replays only the flow, inputs and fakes it was "
                 "explored with; explore again after changing them."
             )
+            raise self.misfit
         self.choices.append(Choice(kind, options, index, len(self.steps)))
         if kind == "thread":
             self._step(options[index], at)

@@ -36,6 +36,8 @@ def following_schedule(
     chooser = Chooser(decode(text), schedule=text, wrap=text.startswith("w"))
     with scheduler.following(chooser):
         yield chooser
+    if chooser.misfit is not None:
+        raise chooser.misfit
     if getattr(session, "races", None) not in (None, "off"):
         session.recorded_schedules.append(chooser)
         if call is not None:

@@ -169,7 +169,9 @@ def _start(self: threading.Thread) -> None:
             in_context = self.run
             self.run = lambda: context.run(in_context)  # type: ignore[method-assign]
     me = current()
-    if me is None or isinstance(self, _RealThread):
+    if me is None or isinstance(self, _RealThread) or me.sched.aborted:
+        # After a run was aborted its loops run on as plain loops: a thread they start
+        # (asyncio's default executor) is an ordinary one, or nobody would schedule it.
         _real_thread_start(self)
         return
     sched = me.sched

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from pytest_flows._internal import liveness
 from pytest_flows._internal.deadlock_report import deadlock_report
-from pytest_flows._internal.errors import FlowsDeadlockError, FlowsWarning
+from pytest_flows._internal.errors import FlowsDeadlockError, FlowsUsageError, FlowsWarning
 from pytest_flows._internal.participants import (
     FlowsAborted,
     Participant,
@@ -141,7 +141,15 @@ class ThreadScheduler:
             return
         # ``p`` keeps the baton while it picks the next thread: were it free meanwhile,
         # a thread outside the flow releasing a lock would hand it out a second time.
-        nxt = self._next_or_idle(None) if self._aborted is None else None
+        try:
+            nxt = self._next_or_idle(None) if self._aborted is None else None
+        except BaseException:
+            # The baton must not stay with a thread that is gone (everyone would wait
+            # for it for ever): the error goes on to this thread's caller.
+            with self._mutex:
+                if self._holder is p:
+                    self._holder = None
+            raise
         if nxt is not None:
             self._hand(nxt)
             return
@@ -220,8 +228,8 @@ class ThreadScheduler:
             self.chooser.woke(me.seq, loop.seq, task)
 
     def _work(self, me: Participant) -> None:
-        self.begin(me)
         try:
+            self.begin(me)  # the run may be aborted before this thread's first turn
             while not me.let_go:
                 job, me.job = me.job, None
                 if job is not None:
@@ -366,7 +374,7 @@ class ThreadScheduler:
             if me.is_loop and handoff is None:
                 return self._loop_turn(me, others)
             default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
-            return self._chosen(default, [me, *others])
+            return self._chosen(default, [me, *others], me) or me
         if self.seed == 0:
             return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
         return self._pick([me, *others])
@@ -382,7 +390,7 @@ class ThreadScheduler:
         if not offered:
             return me
         default = self._seed_zero_choice(me, offered, handoff=None, yielding=False)
-        chosen = self._chosen(default, [me, *offered])
+        chosen = self._chosen(default, [me, *offered], me) or me
         if chosen is me:
             for p in offered:
                 p.deferred = True
@@ -406,8 +414,14 @@ class ThreadScheduler:
             return (later or workers)[0]
         return me
 
-    def _chosen(self, default: Participant, candidates: list[Participant]) -> Participant:
-        """The schedule's choice: options are the seed-0 choice, then the others by seq."""
+    def _chosen(
+        self, default: Participant, candidates: list[Participant], me: Participant | None
+    ) -> Participant | None:
+        """The schedule's choice: options are the seed-0 choice, then the others by seq.
+
+        ``me`` is the thread choosing (None: one that left). A schedule that does not fit
+        the run ends the run (see :meth:`_abort`): None then, or ``me`` to run on.
+        """
         assert self.chooser is not None
         rest = sorted((p for p in candidates if p is not default), key=lambda p: p.seq)
         options = [default, *rest]
@@ -421,12 +435,18 @@ class ThreadScheduler:
         if len(seqs) == 1:
             return default
         self.chooser.loops.update(p.seq for p in options if p.is_loop)
-        index = self.chooser.pick("thread", tuple(seqs))
+        try:
+            index = self.chooser.pick("thread", tuple(seqs))
+        except FlowsUsageError as error:
+            # Raised into the flow's code it would be the flow's error (or be caught by
+            # it); the run ends instead, and the run's caller gets it (schedule_runs.py).
+            self._abort(error, me)
+            return me
         if index == len(options):
             assert due is not None
             self.clock.advance_to(due)
             ready = [p for p in self._ready() if p in candidates or p.ready(due)]
-            return self._chosen(default if default in ready else ready[0], ready)
+            return self._chosen(default if default in ready else ready[0], ready, me)
         return options[index]
 
     def _pick(self, candidates: list[Participant]) -> Participant:
@@ -462,7 +482,7 @@ class ThreadScheduler:
             if ready:
                 if self.chooser is not None:
                     workers = [p for p in ready if not p.is_loop]
-                    return self._chosen((workers or ready)[0], ready)
+                    return self._chosen((workers or ready)[0], ready, me)
                 if self.seed == 0:
                     workers = [p for p in ready if not p.is_loop]
                     return (workers or ready)[0]
@@ -631,6 +651,13 @@ class ThreadScheduler:
             self._holder = nxt
         nxt._wake.release()
 
+    def fresh_run(self) -> None:
+        """A new run starts on a fresh loop: an earlier run's abort (whose threads the
+        scheduler already let go) no longer makes loops plain."""
+        with self._mutex:
+            if self._aborted is not None and not self._parts:
+                self._aborted = None
+
     def attach(self) -> None:
         """A test (or a run outside one) starts using this scheduler (again); threads let
         go by an earlier :meth:`detach` stay ordinary threads."""
@@ -662,7 +689,7 @@ class ThreadScheduler:
 
     # -- deadlock ------------------------------------------------------------------------
     def _check_abort(self, me: Participant) -> None:
-        if self._aborted is None:
+        if not me.cut:
             return
         if me.error is not None:
             error, me.error = me.error, None
@@ -671,22 +698,35 @@ class ThreadScheduler:
             raise FlowsAborted()
 
     def _deadlock(self, me: Participant | None) -> Participant | None:
-        error = FlowsDeadlockError(deadlock_report(self.clock.monotonic(), self._parts))
+        self._abort(FlowsDeadlockError(deadlock_report(self.clock.monotonic(), self._parts)), me)
+        return None
+
+    def _abort(self, error: BaseException, me: Participant | None) -> None:
+        """End the run with ``error``: every parked thread is woken, the run's root loop
+        raises it, the other threads unwind (FlowsAborted) and the loops run on as plain
+        loops. ``me`` is the calling thread (None: one that left)."""
         self._aborted = error
-        loops = [p for p in self._parts if p.is_loop]
-        root = loops[0]
         with self._mutex:
             self._holder = None
             parked = [p for p in self._parts if p is not me]
-        root.error = error
+            loops = [p for p in self._parts if p.is_loop]
+            # Every thread of the run unwinds, however long it takes to get there: the
+            # scheduler forgets them now, so the next run starts afresh (see enter).
+            for p in self._parts:
+                p.cut = True
+            if me is not None:
+                me.cut = True
+            self._parts.clear()
+            self._idle.clear()
+        root = loops[0] if loops else None
+        if root is not None and root is not me:
+            root.error = error
         for p in parked:
             _wake(p)
-        if me is root:
-            root.error = None
-            raise error
+        if root is None or me is root:
+            raise error  # nobody else to tell: the caller's thread ends the run
         if me is not None and not me.is_loop:
             raise FlowsAborted()
-        return None
 
 
 def _never() -> bool:
