@@ -321,8 +321,10 @@ def explore_schedules(
             with flows.scheduler.following(chooser):
                 run = make_run()
         except FlowsUsageError:
-            if chooser.misfit is None:
-                raise
+            if chooser.misfit is None or not choosers:
+                raise  # the first run follows the caller's prefix: theirs to fix
+        if chooser.misfit is not None and not choosers:
+            raise chooser.misfit
         if chooser.misfit is not None:
             raise FlowsError(
                 f"explore(): schedule {chooser.schedule_text or encode(chooser.prefix)!r} "
