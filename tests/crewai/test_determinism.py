@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 from dispatch_flows import FanOut, Race, Routing, SyncRace, Twelve
 from hash_seed_runs import outputs_under_hash_seeds
-from scheduler_flows import LostUpdate
+from scheduler_flows import lost_update
 
 from pytest_flows import FlowsSession
-
-
-def lost_update(seed: int) -> int:
-    with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
-        return session.run(LostUpdate).state.n  # type: ignore[no-any-return]
 
 
 def _trace_text(flows: FlowsSession, flow: type, **kwargs: object) -> str:

@@ -22,6 +22,7 @@ from scheduler_flows import (
     Rendezvous,
     SlowFour,
     TwoStarts,
+    lost_update,
 )
 
 from pytest_flows import FlowsSession
@@ -30,11 +31,6 @@ from pytest_flows._internal.errors import FlowsDeadlockError
 
 def _wall() -> float:
     return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-def lost_update(seed: int) -> int:
-    with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
-        return session.run(LostUpdate).state.n  # type: ignore[no-any-return]
 
 
 def test_seed_zero_loses_updates_as_production_does(flows: FlowsSession) -> None:
