@@ -46,9 +46,10 @@ except PackageNotFoundError:
     sys.meta_path.insert(0, _AgentFrameworkNotInstalled())
 
 
-#: Modules whose tests run for seconds each (exhaustive explorations): run first, so
-#: `-n 2` ends on short tests instead of one worker finishing a long one alone.
-_LONG_MODULES = ("test_explore",)
+#: Modules whose tests run for seconds each (exhaustive explorations, an interpreter a
+#: group of modules): run first, so `-n 2` ends on short tests instead of one worker
+#: finishing a long one alone.
+_LONG_MODULES = ("test_explore", "test_import_paths")
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps

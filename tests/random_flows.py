@@ -14,13 +14,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import linecache
-import os
 from typing import Any
 
 from hypothesis import strategies as st
-
-#: PYTEST_FLOWS_LONG=1: the long mode (many more flows, larger ones, more seeds).
-LONG = bool(os.environ.get("PYTEST_FLOWS_LONG"))
+from long_mode import LONG
 
 _FIELDS = ("x", "y")
 _counter = itertools.count()

@@ -5,13 +5,15 @@ The plugin configures a framework's adapter the moment the framework is
 imported; a module that imports the framework half-way through its own import
 used to re-enter itself from that hook and fail collection ("partially
 initialized module ... has no attribute 'ADAPTER'"), but only when nothing had
-imported the framework before it. So each module gets a fresh interpreter: a
+imported the framework before it. So each module gets a process that has imported none of it: a
 pytest run (this plugin only, to keep it cheap) of a test module whose first
-line imports it.
+line imports it, in a child forked from an interpreter that imported only pytest
+and the plugin (tests/first_import_runner.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,7 +66,7 @@ _FRAMEWORK_OF = {
 }
 
 
-def _skip_without_the_framework(module: str) -> None:
+def _skip_reason(module: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     for package, distribution in _FRAMEWORK_OF.items():
@@ -72,49 +74,77 @@ def _skip_without_the_framework(module: str) -> None:
             try:
                 version(distribution)
             except PackageNotFoundError:
-                pytest.skip(f"{distribution} is not installed")
+                return f"{distribution} is not installed"
     if module == "pytest_flows.crewai._conversation":
         from pytest_flows.crewai import _compat as compat
 
         if compat.conversational_mixin() is None:
-            pytest.skip("conversational flows need crewai >= 1.15")
+            return "conversational flows need crewai >= 1.15"
+    return None
 
 
-@pytest.mark.parametrize("module", MODULES)
-def test_module_imports_first_in_a_fresh_interpreter(module: str, tmp_path: Path) -> None:
-    _skip_without_the_framework(module)
-    # `import *` also resolves the lazily loaded names of a package's __all__.
-    (tmp_path / "test_first_import.py").write_text(
-        f"from {module} import *  # noqa: F403\n\n\ndef test_imported():\n    pass\n"
-    )
+def _group(module: str) -> str:
+    for package in ("crewai", "agent_framework"):
+        if module.startswith((f"pytest_flows.{package}", f"pytest_flows.recorder._{package}")):
+            if package == "crewai":  # the costly one: two halves, for xdist to spread
+                return f"crewai-{MODULES.index(module) % 2 + 1}"
+            return package
+    return "core"
+
+
+#: What each group's frameworks import that pytest-flows does not hook (see the runner).
+_PRELOAD = {"crewai-1": "openai,numpy", "crewai-2": "openai,numpy", "agent_framework": "openai"}
+
+
+RUNNER = Path(__file__).with_name("first_import_runner.py")
+
+
+#: Groups that xdist spreads over its workers: the framework's import is most of the cost.
+@pytest.mark.parametrize("group", ["core", "crewai-1", "crewai-2", "agent_framework"])
+def test_each_module_imports_first_in_a_process_that_imported_none_of_it(
+    group: str, tmp_path: Path
+) -> None:
+    modules = [m for m in MODULES if _group(m) == group and _skip_reason(m) is None]
+    if not modules:
+        framework = group.partition("-")[0]
+        pytest.skip(f"no {group} module here: {_skip_reason(f'pytest_flows.{framework}')}")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
             [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "FIRST_IMPORT_PRELOAD": _PRELOAD.get(group, ""),
     }
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "pytest_flows._internal.plugin",
-            "-p",
-            "no:cacheprovider",
-            "test_first_import.py",
-        ],
-        cwd=tmp_path,
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), str(tmp_path), *modules],
         env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["module"] for r in results] == modules, done.stderr[-3000:]
+    failed = [r for r in results if r["code"] != 0]
+    assert not failed, "\n\n".join(
+        f"`from {r['module']} import *` as the first import of a test module failed:\n{r['output']}"
+        for r in failed
+    )
+
+
+def test_a_module_that_fails_to_import_first_is_reported(tmp_path: Path) -> None:
+    # The runner's report is what the test above relies on: a module that cannot be
+    # imported comes back with its code and pytest's output.
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), str(tmp_path), "pytest_flows._internal.no_such_module"],
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert result.returncode == 0 and "1 passed" in result.stdout, (
-        f"`from {module} import *` as the first import of a test module failed:\n"
-        f"{result.stdout}\n{result.stderr}"
-    )
+    (result,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert result["code"] != 0
+    assert "No module named 'pytest_flows._internal.no_such_module'" in result["output"]

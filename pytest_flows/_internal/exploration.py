@@ -344,7 +344,7 @@ def explore_schedules(
             raise chooser.misfit
         if chooser.misfit is not None:
             raise FlowsError(
-                f"explore(): schedule {encode(chooser.prefix)!r} "
+                f"explore(): schedule {chooser.schedule_text or encode(chooser.prefix)!r} "
                 f"ran differently from the run it was derived from ({chooser.misfit}). "
                 "The flow made a choice the harness does not control: real time, a thread "
                 "or loop the harness does not run, or state kept between runs (a module "

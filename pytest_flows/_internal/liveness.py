@@ -20,6 +20,7 @@ import linecache
 import os
 import re
 import sys
+import traceback
 import weakref
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -73,7 +74,7 @@ def check_block_grace(value: object, what: str) -> float:
 def watch(sched: ThreadScheduler) -> None:
     """Have the watchdog look after ``sched`` while it runs anything."""
     _watched.add(sched)
-    if _started:
+    if _started and _started[-1].is_alive():
         return
     # Started as the scheduler starts its own threads: the calling thread may be a
     # managed one (a session opened inside a flows test), and this start is no switch.
@@ -92,53 +93,62 @@ def _watchdog() -> None:
     seen: dict[int, tuple[Any, float]] = {}
     idle_since: dict[int, float] = {}
     while True:
-        scheds = [s for s in list(_watched) if not s.detached and not s.aborted]
-        pause = min((s.block_grace for s in scheds), default=0.2) / 4
-        _real_sleep(min(max(pause, 0.005), 0.05))
-        if not scheds:
+        try:
+            _look(seen, idle_since)
+        except Exception:  # a scheduler torn down while looked at: never the last look
             seen.clear()
             idle_since.clear()
-            continue
-        now = real_monotonic()
-        frames: dict[int, FrameType] | None = None
-        for sched in scheds:
-            key = id(sched)
-            holder = sched.holder
-            if holder is None:
-                seen.pop(key, None)
-                if sched.has_outside():
-                    since = idle_since.setdefault(key, now)
-                    if now - since >= sched.outside_patience():
-                        idle_since.pop(key, None)
-                        sched.outside_deadlock()
-                else:
-                    idle_since.pop(key, None)
-                continue
-            idle_since.pop(key, None)
-            if frames is None:
-                frames = sys._current_frames()
-            frame = frames.get(holder.ident) if holder.ident is not None else None
-            if frame is None:
-                seen.pop(key, None)
-                continue
-            mark = (holder, sched.switches, frame, frame.f_lasti)
-            last = seen.get(key)
-            if last is None or last[0] != mark:
-                seen[key] = (mark, now)
-                continue
-            if now - last[1] < sched.block_grace:
-                continue
-            if frame.f_code.co_filename.endswith(_HARNESS) or not _asleep(holder.native):
-                continue
-            if sched.chooser is not None:
-                # Exploring or replaying a schedule: a switch the schedule did not make
-                # would break its replay (and, measured, slowed an exploration of 584
-                # schedules from 74 s to over 420 s); the deadlock report still stands.
-                continue
+            sys.stderr.write(f"pytest-flows liveness guard: {traceback.format_exc()}")
+
+
+def _look(seen: dict[int, tuple[Any, float]], idle_since: dict[int, float]) -> None:
+    """One look at every active scheduler's baton holder, after a short real pause."""
+    scheds = [s for s in list(_watched) if not s.detached and not s.aborted]
+    pause = min((s.block_grace for s in scheds), default=0.2) / 4
+    _real_sleep(min(max(pause, 0.005), 0.05))
+    if not scheds:
+        seen.clear()
+        idle_since.clear()
+        return
+    now = real_monotonic()
+    frames: dict[int, FrameType] | None = None
+    for sched in scheds:
+        key = id(sched)
+        holder = sched.holder
+        if holder is None:
             seen.pop(key, None)
-            what, in_socket = describe_block(frame)
-            sched.blocked_outside(holder, frame, frame.f_lasti, what, in_socket)
-        frames = None
+            if sched.has_outside():
+                since = idle_since.setdefault(key, now)
+                if now - since >= sched.outside_patience():
+                    idle_since.pop(key, None)
+                    sched.outside_deadlock()
+            else:
+                idle_since.pop(key, None)
+            continue
+        idle_since.pop(key, None)
+        if frames is None:
+            frames = sys._current_frames()
+        frame = frames.get(holder.ident) if holder.ident is not None else None
+        if frame is None:
+            seen.pop(key, None)
+            continue
+        mark = (holder, sched.switches, frame, frame.f_lasti)
+        last = seen.get(key)
+        if last is None or last[0] != mark:
+            seen[key] = (mark, now)
+            continue
+        if now - last[1] < sched.block_grace:
+            continue
+        if frame.f_code.co_filename.endswith(_HARNESS) or not _asleep(holder.native):
+            continue
+        if sched.chooser is not None:
+            # Exploring or replaying a schedule: a switch the schedule did not make
+            # would break its replay (and, measured, slowed an exploration of 584
+            # schedules from 74 s to over 420 s); the deadlock report still stands.
+            continue
+        seen.pop(key, None)
+        what, in_socket = describe_block(frame)
+        sched.blocked_outside(holder, frame, frame.f_lasti, what, in_socket)
 
 
 def _asleep(native: int | None) -> bool:

@@ -116,11 +116,18 @@ LOOKUP_SCHEMA = {
 }
 
 
+#: Today's code may stop asking (a test sets it; a class patched instead would keep
+#: crewAI's view of its methods for later tests).
+LOOKUP_ASKS_THE_MODEL = True
+
+
 class ToolFlow(Flow):
     """The model asks for a tool; crewAI's LLM runs it (``available_functions``)."""
 
     @start()
     def lookup(self) -> str:
+        if not LOOKUP_ASKS_THE_MODEL:
+            return "nothing looked up"
         return str(
             LLM(model="gpt-4o-mini", temperature=0).call(
                 [{"role": "user", "content": f"lookup: {self.state['order']}"}],

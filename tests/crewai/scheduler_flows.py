@@ -9,6 +9,8 @@ import time
 from crewai.flow.flow import Flow, and_, listen, start
 from pydantic import BaseModel
 
+from pytest_flows import FlowsSession
+
 
 class Counter(BaseModel):
     n: int = 0
@@ -37,6 +39,12 @@ class LostUpdate(Flow[Counter]):
     @listen(begin)
     def c(self) -> None:
         self._bump()
+
+
+def lost_update(seed: int) -> int:
+    """The count a fresh session's run of :class:`LostUpdate` ends with under ``seed``."""
+    with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
+        return session.run(LostUpdate).state.n  # type: ignore[no-any-return]
 
 
 class GuardedUpdate(LostUpdate):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from dispatch_flows import FanOut, Race, Routing, SyncRace, Twelve
 from hash_seed_runs import outputs_under_hash_seeds
+from scheduler_flows import lost_update
 
 from pytest_flows import FlowsSession
 
@@ -71,8 +72,19 @@ SCRIPT = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
+    # As the plugin does before any conftest loads: a lock factory crewai binds at
+    # import builds managed locks in a flows test (lock_factory.py).
+    from pytest_flows._internal import lock_factory
+    lock_factory.install()
     from dispatch_flows import FanOut, Routing, SyncRace, Twelve
+    from scheduler_flows import LostUpdate
     from pytest_flows import FlowsSession
+
+    # Three threads racing on one field, under every seed that reaches an outcome.
+    for seed in range(13):
+        with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
+            run = session.run(LostUpdate)
+            sys.stdout.write(f"lost-update {{seed}} {{run.state.n}}\\n" + run.trace.render())
 
     with FlowsSession(seed=0, test_id="subprocess") as session:
         for flow, kwargs in [(Twelve, {{}}), (FanOut, {{}}), (SyncRace, {{}}),
@@ -87,11 +99,17 @@ SCRIPT = textwrap.dedent(
 
 
 def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
+    # One interpreter per hash seed runs every flow of the script (an interpreter's
+    # start, crewai's import, is most of the cost).
     script = tmp_path / "trace_flows.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
     outputs = outputs_under_hash_seeds(script)
-    assert outputs[0].count("flow finished") == 4
-    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0].count("flow finished") == 4 + 13
+    assert len(set(outputs)) == 1, "another hash seed, another trace"
+    # ... and they agree with this process: the seeds' outcomes of the lost update.
+    in_process = {seed: lost_update(seed) for seed in range(13)}
+    lines = [line.split(" ") for line in outputs[0].splitlines() if line.startswith("lost-update ")]
+    assert {int(seed): int(n) for _, seed, n in lines} == in_process
 
 
 def test_crew_agent_and_task_ids_repeat_for_the_same_test_and_seed() -> None:

@@ -374,14 +374,10 @@ def test_a_tool_called_with_other_arguments_is_reported(flows, production, tmp_p
 
 
 def test_a_tool_today_s_code_does_not_call_is_reported(flows, production, monkeypatch):
-    monkeypatch.setattr(ToolFlow, "lookup", _no_tools, raising=True)
+    monkeypatch.setattr(flight_flows, "LOOKUP_ASKS_THE_MODEL", False)
     replayed = flows.replay(production["records"]["tool"].path, ToolFlow)
     kinds = {d.kind: d for d in replayed.divergences}
     assert "today's code did not make it" in kinds["tool"].message
-
-
-def _no_tools(self):  # type: ignore[no-untyped-def]
-    return "nothing looked up"
 
 
 def test_persisted_states_are_recorded_scrubbed_and_compared(flows, production, monkeypatch):

@@ -121,3 +121,31 @@ def test_the_marker_sets_the_grace_and_rejects_a_bad_one(pytester: pytest.Pytest
     result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*@pytest.mark.flows(block_grace=...) got -1*"])
+
+
+# A dead watchdog would leave every later test of the process without a guard: a hang
+# there would be silent (the thread method ends the process instead).
+@pytest.mark.timeout(120, method="thread")
+def test_the_guard_survives_an_error_of_its_own_and_keeps_guarding(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_flows._internal import liveness
+
+    real = liveness.describe_block
+    failures: list[str] = []
+
+    def fails_once(frame: object) -> tuple[str, bool]:
+        if not failures:
+            failures.append("raised")
+            raise RuntimeError("a look that went wrong")
+        return real(frame)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(liveness, "describe_block", fails_once)
+    with (
+        pytest.warns(FlowsWarning, match="MODULE_LOCK"),
+        FlowsSession(test_id="liveness") as session,
+    ):
+        run = session.run(ModuleLock)
+    assert run.output == 2
+    assert failures == ["raised"]
+    assert "a look that went wrong" in capfd.readouterr().err

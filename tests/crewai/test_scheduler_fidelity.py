@@ -8,13 +8,11 @@ the harness's seed-0 outcome, and the other seeds reach the rarer ones.
 from __future__ import annotations
 
 import datetime
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hash_seed_runs import outputs_under_hash_seeds
 from scheduler_flows import (
     CallsBack,
     Crossed,
@@ -24,6 +22,7 @@ from scheduler_flows import (
     Rendezvous,
     SlowFour,
     TwoStarts,
+    lost_update,
 )
 
 from pytest_flows import FlowsSession
@@ -32,11 +31,6 @@ from pytest_flows._internal.errors import FlowsDeadlockError
 
 def _wall() -> float:
     return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-
-def lost_update(seed: int) -> int:
-    with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
-        return session.run(LostUpdate).state.n  # type: ignore[no-any-return]
 
 
 def test_seed_zero_loses_updates_as_production_does(flows: FlowsSession) -> None:
@@ -57,35 +51,6 @@ def test_the_guarded_twin_counts_every_update_on_every_seed() -> None:
     for seed in range(13):
         with FlowsSession(seed=seed, test_id="tests::guarded") as session:
             assert session.run(GuardedUpdate).state.n == 3
-
-
-SCRIPT = textwrap.dedent(
-    """
-    import sys
-    sys.path.insert(0, {tests!r})
-    # As the plugin does before any conftest loads: a lock factory crewai binds at
-    # import builds managed locks in a flows test (lock_factory.py).
-    from pytest_flows._internal import lock_factory
-    lock_factory.install()
-    from scheduler_flows import LostUpdate
-    from pytest_flows import FlowsSession
-
-    for seed in range(13):
-        with FlowsSession(seed=seed, test_id="tests::lost-update") as session:
-            run = session.run(LostUpdate)
-            sys.stdout.write(f"{{seed}} {{run.state.n}}\\n" + run.trace.render())
-    """
-)
-
-
-def test_lost_update_schedules_agree_across_processes_and_hash_seeds(tmp_path: Path) -> None:
-    script = tmp_path / "lost_update.py"
-    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
-    outputs = outputs_under_hash_seeds(script)
-    assert outputs[0] == outputs[1] == outputs[2]
-    in_process = {seed: lost_update(seed) for seed in range(13)}
-    firsts = [line for line in outputs[0].splitlines() if line[:1].isdigit() and " " in line]
-    assert {int(a): int(b) for a, b in (line.split(" ")[:2] for line in firsts)} == in_process
 
 
 def test_listeners_meeting_at_a_barrier_both_pass(flows: FlowsSession) -> None:

@@ -6,3 +6,10 @@ import os
 
 if not os.environ.get("PYTEST_FLOWS_LEGACY_SUITE"):
     collect_ignore_glob = ["*.py"]
+else:
+    # As a project's CI would: on a loaded machine, hypothesis' one-second health
+    # check on input generation is about the machine, not about the suite.
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    settings.load_profile("ci")

@@ -18,7 +18,7 @@ from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.replies import ProviderError, ToolCall
 from pytest_flows._internal.script import ALWAYS
 
-__all__ = ["Answers", "People", "Tools", "calls_of", "render_messages"]
+__all__ = ["Answers", "People", "Tools", "bound_or_new", "calls_of", "render_messages"]
 
 
 @dataclass
@@ -30,6 +30,15 @@ class _Call:
     latency: float
     seq: int
     number: int  # 1-based among its method's calls
+
+
+def bound_or_new(session: Any, kind: str, build: Callable[[], Any]) -> Any:
+    """The fake of ``kind`` the test bound (its rules come first), else a new one bound."""
+    fake = session.bound(kind)
+    if fake is None:
+        fake = build()
+        session.bind(kind, fake)
+    return fake
 
 
 def calls_of(record: Record) -> list[_Call]:
@@ -300,10 +309,7 @@ class Tools:
         from pytest_flows._internal.tool_script import FakeTools, ToolRule
 
         self.divergences, self.used = [], set()
-        fake = session.bound("tools")
-        if fake is None:
-            fake = FakeTools(session)
-            session.bind("tools", fake)
+        fake = bound_or_new(session, "tools", lambda: FakeTools(session))
         self.fake = fake
         for call in self.calls:
             rule = fake.on(call.tool, method=call.method or None, where=now)
@@ -367,12 +373,9 @@ class People:
 
     def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
         if self.answers:
-            human = session.bound("human")
-            if human is None:
-                from pytest_flows._internal.human_script import ScriptedHuman
+            from pytest_flows._internal.human_script import ScriptedHuman
 
-                human = ScriptedHuman(session)
-                session.bind("human", human)
+            human = bound_or_new(session, "human", lambda: ScriptedHuman(session))
             for entry in self.answers:
                 if entry.get("via") == "request_info":
                     _request_info_answer(human, entry, now)
@@ -383,12 +386,9 @@ class People:
                 answer = "" if entry.get("answer") is None else str(entry.get("answer"))
                 rule.answer(answer, outcome=outcome or None, optional=True)
         if self.crews:
-            crews = session.bound("crews")
-            if crews is None:
-                from pytest_flows._internal.crew_script import FakeCrews
+            from pytest_flows._internal.crew_script import FakeCrews
 
-                crews = FakeCrews(session)
-                session.bind("crews", crews)
+            crews = bound_or_new(session, "crews", lambda: FakeCrews(session))
             for entry in self.crews:
                 if entry.get("kind") == "crew.failed":
                     value: Any = RuntimeError(str(entry.get("error")))

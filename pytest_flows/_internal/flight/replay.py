@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.flight.answers import bound_or_new
 from pytest_flows._internal.flight.capture import FlightRecorder
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
 from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed
@@ -106,10 +107,7 @@ def replay(
         raise FlowsUsageError(f"{record.path.name}: unknown framework {record.framework!r}")
     shadow = importlib.import_module(shadow_module)
     session.ensure(record.framework)
-    fake = session.bound("llm")
-    if fake is None:
-        fake = LLMScript()
-        session.bind("llm", fake)
+    fake = bound_or_new(session, "llm", LLMScript)
     attempts = Attempts(session, record, target, fake, shadow)
     with tempfile.TemporaryDirectory() as scratch:
         attempts.memory = FlightRecorder(Path(scratch), max_bytes=2**40)
