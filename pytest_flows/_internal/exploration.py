@@ -375,8 +375,12 @@ def explore_schedules(
         fixed = decode(prefix)
         following: list[int] | None = fixed
         while following is not None and len(choosers) < max_schedules:
-            chooser = Chooser(following, schedule=prefix)
+            chooser = Chooser(following, schedule=prefix if not choosers else "")
             one(chooser)
+            for node, choice in zip(tree, chooser.choices, strict=False):
+                # The same choice point, but this run's threads: their numbers (seqs) are
+                # new each run, and the reduction matches them against this run's steps.
+                node.choice = choice
             fresh = [_Node(c, {c.index}, {c.index}) for c in chooser.choices[len(tree) :]]
             tree.extend(fresh)
             _add_backtracks(chooser, tree, reduction)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import math
 import random
 import threading
@@ -33,7 +34,7 @@ from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.foreign_work import settle as settle_foreign_work
 from pytest_flows._internal.participants import FlowsAborted, Participant, current, real_monotonic
 from pytest_flows._internal.schedule import Chooser
-from pytest_flows._internal.threads import ThreadScheduler
+from pytest_flows._internal.threads import SAME_MOMENT, ThreadScheduler
 
 __all__ = [
     "DeterministicEventLoop",
@@ -284,7 +285,19 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         if scheduler is None or not isinstance(delay, int | float):
             return super().call_later(delay, callback, *args, context=context)
         # asyncio.sleep(d) and friends: once the timer fires, every clock shows d passed.
-        return self.call_at(scheduler.clock.after(delay), callback, *args, context=context)
+        when = scheduler.clock.after(delay)
+        # Timers that end at one moment (SAME_MOMENT: 0.03 + 0.07 and 0.1) fire at one
+        # reading, so the order the clock's rounding gives them (which depends on the
+        # reading the run started at) decides nothing: both wait for the later one.
+        for handle in self._scheduled:  # type: ignore[attr-defined]
+            other = handle.when()
+            if not handle.cancelled() and abs(other - when) <= SAME_MOMENT and other != when:
+                if other > when:
+                    when = other
+                else:
+                    handle._when = when
+                    heapq.heapify(self._scheduled)  # type: ignore[attr-defined]
+        return self.call_at(when, callback, *args, context=context)
 
     # -- taking part in the thread scheduler ----------------------------------
     def run_forever(self) -> None:

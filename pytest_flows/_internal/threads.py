@@ -62,6 +62,15 @@ REAL_IO_PATIENCE = 60.0
 #: With a seed other than 0, a runnable thread may be held back for at most this
 #: many virtual seconds (an OS deschedules a thread for a while, never for long).
 MAX_DESCHEDULE = 0.1
+#: Deadlines closer than this (virtual seconds) are one moment. The clock rounds each
+#: wait up by a fraction of a microsecond that depends on the reading it starts at (see
+#: VirtualClock.after), so two waits that end together (0.03 + 0.07 and 0.1) end a few
+#: hundred nanoseconds apart in an order the absolute time decides. Were that order
+#: (or which side of MAX_DESCHEDULE a 0.1 s wait falls) to decide who runs, runs of one
+#: flow started at different readings would choose differently: the same schedule would
+#: meet different choice points in an exploration, and seeds (which start at 0) would
+#: reach orders no schedule makes. The scheduler treats them as one moment instead.
+SAME_MOMENT = 1e-5
 
 
 class ThreadScheduler:
@@ -428,7 +437,7 @@ class ThreadScheduler:
         seqs = [p.seq for p in options]
         now = self.clock.monotonic()
         due = self._next_deadline(after=now)
-        if due is not None and due <= now + MAX_DESCHEDULE:
+        if due is not None and _soon(due, now):
             # As with seeds: every ready thread may be held back while the clock runs
             # to a deadline that is near (seq 0 stands for "the clock").
             seqs.append(0)
@@ -459,7 +468,7 @@ class ThreadScheduler:
         while, never for long).
         """
         due = self._next_deadline(after=self.clock.monotonic())
-        soon = due is not None and due - self.clock.monotonic() <= MAX_DESCHEDULE
+        soon = due is not None and _soon(due, self.clock.monotonic())
         if soon and self._rng.random() < 1 / (len(candidates) + 1):
             assert due is not None
             self.clock.advance_to(due)
@@ -467,14 +476,18 @@ class ThreadScheduler:
         return max(candidates, key=lambda p: (p.priority, -p.seq))
 
     def _next_deadline(self, after: float | None = None) -> float | None:
-        """The earliest deadline (later than ``after``: a thread held back while the clock
-        runs on skips those already reached, whose threads are ready)."""
+        """The next moment a deadline is due (later than ``after``: a thread held back while
+        the clock runs on skips those already reached, whose threads are ready): the
+        latest of the deadlines within :data:`SAME_MOMENT` of the earliest, so the clock
+        moving there wakes them all at once."""
         deadlines = [
             p.deadline
             for p in self._parts
             if p.deadline is not None and not p.done and (after is None or p.deadline > after)
         ]
         due = min(deadlines) if deadlines else None
+        if due is not None:
+            due = max(d for d in deadlines if d <= due + SAME_MOMENT)
         # A wait for ever (asyncio.sleep(math.inf)) is never due: time does not jump there.
         return due if due is not None and math.isfinite(due) else None
 
@@ -743,3 +756,9 @@ def _wake(p: Participant) -> None:
     """Unpark ``p`` when letting every thread go (it may already be unparked)."""
     if p._wake.locked():
         p._wake.release()
+
+
+def _soon(due: float, now: float) -> bool:
+    """Whether a ready thread may be held back while the clock runs to ``due`` (a wait
+    of exactly MAX_DESCHEDULE is within, however the clock rounded it: SAME_MOMENT)."""
+    return due - now <= MAX_DESCHEDULE + SAME_MOMENT
