@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, note, settings
 from random_flows import LONG, af_source, af_specs, check_sound, load
 
-EXAMPLES = 1000 if LONG else 6
+EXAMPLES = 1000 if LONG else 3
 SEEDS = range(16 if LONG else 8)
 MAX_SCHEDULES = 400 if LONG else 60
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, note, settings
 from random_flows import LONG, check_sound, crewai_source, crewai_specs, load
 
-EXAMPLES = 1000 if LONG else 6
+EXAMPLES = 1000 if LONG else 3
 SEEDS = range(16 if LONG else 8)
 MAX_SCHEDULES = 400 if LONG else 60
 
