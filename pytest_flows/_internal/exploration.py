@@ -271,6 +271,11 @@ def _reverse(
         ran = options[node.choice.index]
         if thread in options and thread != ran:
             node.backtrack.add(options.index(thread))
+        elif thread in node.choice.woken and ran != 0:
+            # ``j``'s thread was asleep there, and its wait ended at the moment the clock
+            # option runs to: that option is the first step of every order running ``j``
+            # first (source sets, Abdulla et al.); the others only put it off.
+            node.backtrack.add(options.index(0))
         else:
             node.backtrack.update(range(len(options)))
         return
@@ -300,7 +305,7 @@ class _PctChooser(Chooser):
         self._changes = set(rng.sample(range(max(length, depth)), depth)) if depth else set()
         self._low = 0.0
 
-    def pick(self, kind: str, options: tuple[int, ...]) -> int:
+    def pick(self, kind: str, options: tuple[int, ...], woken: tuple[int, ...] = ()) -> int:
         at = len(self.choices)
         if kind == "thread":
             for seq in options:
@@ -313,7 +318,7 @@ class _PctChooser(Chooser):
         else:
             index = self._rng.randrange(len(options))
         self.prefix.append(index)
-        return super().pick(kind, options)
+        return super().pick(kind, options, woken)
 
 
 def explore_schedules(

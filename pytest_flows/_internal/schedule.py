@@ -72,6 +72,9 @@ class Choice:
     options: tuple[int, ...]  # thread seqs for "thread"; positions for "order"
     index: int
     step: int  # the step the choice started (threads) or the steps so far (orders)
+    #: The threads the clock option (seq 0) wakes: those whose wait ends at the moment
+    #: the clock would run to.
+    woken: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass
@@ -205,8 +208,9 @@ class Chooser:
         else:
             self._step(thread, len(self.choices) - 1)
 
-    def pick(self, kind: str, options: tuple[int, ...]) -> int:
-        """The index among ``options`` (seed-0 choice first) this schedule takes here."""
+    def pick(self, kind: str, options: tuple[int, ...], woken: tuple[int, ...] = ()) -> int:
+        """The index among ``options`` (seed-0 choice first) this schedule takes here
+        (``woken``: the threads option 0, the clock, would wake)."""
         at = len(self.choices)
         index = self.prefix[at] if at < len(self.prefix) else 0
         if self.wrap:
@@ -219,7 +223,7 @@ class Chooser:
                 "explored with; explore again after changing them."
             )
             raise self.misfit
-        self.choices.append(Choice(kind, options, index, len(self.steps)))
+        self.choices.append(Choice(kind, options, index, len(self.steps), woken))
         if kind == "thread":
             self._step(options[index], at)
         return index

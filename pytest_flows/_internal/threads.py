@@ -437,15 +437,21 @@ class ThreadScheduler:
         seqs = [p.seq for p in options]
         now = self.clock.monotonic()
         due = self._next_deadline(after=now)
+        woken: tuple[int, ...] = ()
         if due is not None and _soon(due, now):
             # As with seeds: every ready thread may be held back while the clock runs
             # to a deadline that is near (seq 0 stands for "the clock").
             seqs.append(0)
+            woken = tuple(
+                p.seq
+                for p in self._parts
+                if p.deadline is not None and not p.done and now < p.deadline <= due
+            )
         if len(seqs) == 1:
             return default
         self.chooser.loops.update(p.seq for p in options if p.is_loop)
         try:
-            index = self.chooser.pick("thread", tuple(seqs))
+            index = self.chooser.pick("thread", tuple(seqs), woken)
         except FlowsUsageError as error:
             # Raised into the flow's code it would be the flow's error (or be caught by
             # it); the run ends instead, and the run's caller gets it (schedule_runs.py).

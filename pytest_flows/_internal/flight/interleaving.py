@@ -38,9 +38,9 @@ class _Guided(Chooser):
         #: At each choice point: how many method events, and how many guide events.
         self.marks: list[tuple[int, int]] = []
 
-    def pick(self, kind: str, options: tuple[int, ...]) -> int:
+    def pick(self, kind: str, options: tuple[int, ...], woken: tuple[int, ...] = ()) -> int:
         self.marks.append(self.progress())
-        return super().pick(kind, options)
+        return super().pick(kind, options, woken)
 
 
 class Attempts:
