@@ -233,6 +233,9 @@ def run_blocks(
         "--snapshot-update",
         "--flows-golden-update",
         "--continue-on-collection-errors",
+        # A block that hangs fails alone, with every thread's stack and its page:line,
+        # long before this test's own timeout would stop the whole run unexplained.
+        "--timeout=90",
         "-q",
     )
     assert out.is_file(), f"the inner run stopped early:\n{result.stdout.str()[-4000:]}"
