@@ -145,6 +145,8 @@ def test_each_module_imports_first_in_a_process_that_imported_none_of_it(
         ),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "FIRST_IMPORT_PRELOAD": _PRELOAD.get(group, ""),
+        # the core imports no framework: the import alone, without a pytest run around it
+        "FIRST_IMPORT_BARE": "1" if group == "core" else "0",
     }
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
