@@ -190,6 +190,19 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     Path({out!r}).write_text(json.dumps(_results))
+
+
+# A run that hangs where no test's timeout reaches (a block's import at collection, a
+# thread someone joins at exit) prints every thread's stack and ends, instead of
+# stalling the outer test unexplained: 240 s for the run, 60 s more for its way out.
+def pytest_configure(config):
+    import faulthandler
+    faulthandler.dump_traceback_later(240, exit=True)
+
+
+def pytest_unconfigure(config):
+    import faulthandler
+    faulthandler.dump_traceback_later(60, exit=True)
 """
 
 _INI = """
@@ -238,6 +251,8 @@ def run_blocks(
         "--timeout=90",
         "-q",
     )
+    stderr = result.stderr.str()
+    assert not re.search(r"^Timeout \(\d", stderr, re.M), f"the inner run hung:\n{stderr}"
     assert out.is_file(), f"the inner run stopped early:\n{result.stdout.str()[-4000:]}"
     outcomes: dict[str, list[tuple[str, str]]] = {}
     for nodeid, outcome, text in json.loads(out.read_text()):
