@@ -76,9 +76,7 @@ class Attempts:
         answers, session, record = self.answers, self.session, self.record
         answers.install(self.fake, self.count)
         self.people.install(session, self.count, answers.current(self.count))
-        if record.framework == "crewai" or self.tools.calls:
-            # (Agent Framework's own tools are not recorded: they run as they are.)
-            self.tools.install(session, answers.current(self.count))
+        self.tools.install(session, answers.current(self.count))
         assert self.memory is not None
         replayed = RunRecording(self.memory, record.framework, "", record.target, record.run_kwargs)
         undo = self.shadow.shadow(replayed, answer_tool=self.tools.answer)
