@@ -251,6 +251,48 @@ def tool_output(result: Any) -> Any:
     return result
 
 
+class RecordingCheckpointStorage:
+    """A workflow's checkpoint storage, as a recorded run sees it: every call goes to
+    the storage the workflow was built or run with; each checkpoint saved is also noted
+    in the record (``checkpoint.saved``: its superstep, committed state, in-flight
+    messages and pending requests, as JSON data)."""
+
+    def __init__(self, storage: Any, run: RunRecording) -> None:
+        self._storage = storage
+        self._run = run
+
+    async def save(self, checkpoint: Any) -> Any:
+        saved = await self._storage.save(checkpoint)
+        try:
+            self._run.note(
+                "checkpoint.saved",
+                iteration=getattr(checkpoint, "iteration_count", None),
+                state=getattr(checkpoint, "state", None),
+                messages=getattr(checkpoint, "messages", None),
+                pending=sorted(map(str, getattr(checkpoint, "pending_request_info_events", ()))),
+            )
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording a checkpoint failed")
+        return saved
+
+    def __getattr__(self, name: str) -> Any:
+        # load, list_checkpoints, get_latest, delete, ...: the storage's own.
+        return getattr(self._storage, name)
+
+
+def _with_recorded_checkpoints(
+    workflow: Workflow, run: RunRecording, kwargs: dict[str, Any]
+) -> None:
+    """The run's checkpoint storage (``run(checkpoint_storage=...)``, else the one the
+    workflow was built with) passed to this run wrapped, so its saves are recorded."""
+    storage = kwargs.get("checkpoint_storage")
+    if storage is None:
+        # (Agent Framework keeps the builder's storage on the workflow's runner context.)
+        storage = getattr(getattr(workflow, "_runner_context", None), "_checkpoint_storage", None)
+    if storage is not None and not isinstance(storage, RecordingCheckpointStorage):
+        kwargs["checkpoint_storage"] = RecordingCheckpointStorage(storage, run)
+
+
 class RecordingMiddleware(FunctionMiddleware):
     """Agent Framework function middleware that records each tool call of a recorded
     run: its tool, arguments, executor and result (or error). It is put innermost, so
@@ -317,6 +359,10 @@ def install() -> Callable[[], None]:
                 yield event
             return
         run.note("flow.started", flow=getattr(self, "name", None) or "workflow")
+        try:
+            _with_recorded_checkpoints(self, run, kwargs)
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording the run's checkpoints failed")
         token = capture._current.set(run)
         try:
             async for event in run_core(self, *args, **kwargs):

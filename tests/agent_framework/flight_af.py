@@ -21,6 +21,7 @@ from agent_framework import (
     Content,
     Executor,
     FunctionInvocationLayer,
+    InMemoryCheckpointStorage,
     Message,
     WorkflowBuilder,
     WorkflowContext,
@@ -188,5 +189,39 @@ def build_clerk() -> Any:
     return (
         WorkflowBuilder(start_executor=clerk, name="clerk-flow", output_from=[publish])
         .add_edge(clerk, publish)
+        .build()
+    )
+
+
+#: How many words of the line today's code keeps in the workflow state (a test changes it).
+KEEP_WORDS = 2
+
+
+class Tally(Executor):
+    """Keeps the start of the agent's line in the workflow state (checkpointed)."""
+
+    @handler
+    async def tally(
+        self, response: AgentExecutorResponse, ctx: WorkflowContext[Never, str]
+    ) -> None:
+        words = response.agent_response.text.split()
+        ctx.set_state("kept", " ".join(words[:KEEP_WORDS]))
+        ctx.set_state("api_key", os.environ.get("OPENAI_API_KEY", ""))  # a secret in state
+        await ctx.yield_output(f"kept {len(words)} words")
+
+
+def build_checkpointed() -> Any:
+    """A workflow that saves a checkpoint after each superstep (production would use a
+    FileCheckpointStorage; the tests keep it in memory)."""
+    writer = Agent(client=HttpChatClient(), name="writer", instructions=INSTRUCTIONS)
+    tally = Tally(id="tally")
+    return (
+        WorkflowBuilder(
+            start_executor=writer,
+            name="checkpointed-flow",
+            output_from=[tally],
+            checkpoint_storage=InMemoryCheckpointStorage(),
+        )
+        .add_edge(writer, tally)
         .build()
     )

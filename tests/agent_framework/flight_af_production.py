@@ -3,8 +3,8 @@
 ``python flight_af_production.py OUT_DIR BASE_URL`` runs the writer workflow (plain,
 then streamed), the review workflow (it pauses on ``request_info``; the answer is sent
 with ``run(responses=...)``), a workflow built by a function that needs an
-argument and the clerk workflow (its agent calls a tool); prints the outputs, the
-records written and the test modules loaded (none may be).
+argument, the clerk workflow (its agent calls a tool) and one that checkpoints; prints
+the outputs, the records written and the test modules loaded (none may be).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from flight_af import (  # noqa: E402
     Verdict,
+    build_checkpointed,
     build_clerk,
     build_review,
     build_titled,
@@ -53,6 +54,8 @@ async def main() -> dict[str, object]:
     outputs["titled"] = [str(o) for o in titled.get_outputs()]
     clerk = await build_clerk().run("lookup: A-17")
     outputs["clerk"] = [str(o) for o in clerk.get_outputs()]
+    checkpointed = await build_checkpointed().run("the tide comes in twice a day")
+    outputs["checkpointed"] = [str(o) for o in checkpointed.get_outputs()]
     return outputs
 
 

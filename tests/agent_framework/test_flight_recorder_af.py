@@ -56,7 +56,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_recorded_workflow_replays_with_the_same_trace_and_outputs(flows, production):
     record = production["record"]
     assert production["test_modules"] == []
-    assert len(production["requests"]) == 6  # the real HTTP calls happened in production
+    assert len(production["requests"]) == 7  # the real HTTP calls happened in production
     assert [e["method"] for e in record.of_kind("method.started")] == ["writer", "publish"]
     assert record.of_kind("llm.request")[0]["method"] == "writer"
 
@@ -144,7 +144,7 @@ def test_flows_replay_and_export_rebuild_workflows_from_their_factory(pytester, 
     result = pytester.runpytest_inprocess(
         f"--flows-replay={directory}", "--flows-replay-allow=flight_af", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["*does not name the function that builds 'titled-flow'*"])
     result.stdout.fnmatch_lines(["*record_flows(..., factories={'titled-flow': *"])
 
@@ -221,3 +221,29 @@ def test_an_agent_s_tool_called_otherwise_today_is_reported(flows, production, m
     assert "calls tool lookup_order, which today's code does not offer" in calls.message
     assert unused.kind == "tool" and "today's code did not make it" in unused.message
     assert renamed.run.error is not None
+
+
+# -- checkpoints ----------------------------------------------------------------------------
+def test_checkpoints_are_recorded_and_compared(flows, production, monkeypatch):
+    record = production["records"]["checkpointed"]
+    saves = record.of_kind("checkpoint.saved")
+    assert [s["iteration"] for s in saves] == [0, 1, 2]  # entry, then after each superstep
+    assert saves[-1]["state"]["kept"] == "7 words,"
+    assert saves[-1]["state"]["api_key"] == "<secret>"  # scrubbed, and not compared
+    assert production["outputs"]["checkpointed"] == ["kept 7 words"]
+
+    replayed = flows.replay(record.path, flight_af.build_checkpointed())
+    assert not replayed.diverged, replayed.report()
+
+    monkeypatch.setattr(flight_af, "KEEP_WORDS", 1)  # today's code keeps less
+    changed = flows.replay(record.path, flight_af.build_checkpointed())
+    (first,) = changed.divergences
+    assert first.kind == "state" and first.where == "checkpoint 3 (superstep 2)"
+    assert '-  "kept": "7 words,"' in first.diff and '+  "kept": "7"' in first.diff
+
+
+def test_the_production_key_reaches_no_agent_framework_record(production):
+    import gzip
+
+    for record in production["records"].values():
+        assert "sk-production-key-af" not in gzip.decompress(record.path.read_bytes()).decode()

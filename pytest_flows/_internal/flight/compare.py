@@ -119,6 +119,7 @@ def compare(
                     )
                 )
     divergences += _state_divergences(record.entries, replayed.entries)
+    divergences += _checkpoint_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
     if record.outcome != end["outcome"] or (
         record.outcome == "failed"
@@ -207,6 +208,91 @@ def _state_divergences(
             )
             del extra
     return divergences
+
+
+def _checkpoint_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th Agent Framework checkpoint, recorded vs now: its committed state, its
+    in-flight messages and pending requests. Each side is normalized on its own (an
+    agent session's uuid is new in every run: the same uuid in the same places is the
+    same checkpoint)."""
+    was = [e for e in recorded if e.get("kind") == "checkpoint.saved"]
+    now = [e for e in replayed if e.get("kind") == "checkpoint.saved"]
+    divergences = []
+    for number, entry in enumerate(was, 1):
+        where = f"checkpoint {number} (superstep {entry.get('iteration')})"
+        seq = int(entry.get("seq", 0))
+        if number > len(now):
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the record has this checkpoint; today's code did not save it",
+                    seq=seq,
+                )
+            )
+            continue
+        recorded_view = _checkpoint_view(entry)
+        view = _checkpoint_view(now[number - 1])
+        view = _masked_as(recorded_view, view)
+        if Normalizer().text(_text(recorded_view)) != Normalizer().text(_text(view)):
+            diff = "\n".join(
+                difflib.unified_diff(
+                    Normalizer().text(_text(recorded_view, indent=1)).splitlines(),
+                    Normalizer().text(_text(view, indent=1)).splitlines(),
+                    "recorded",
+                    "now",
+                    lineterm="",
+                )
+            )
+            divergences.append(
+                Divergence("state", where, "the checkpoint differs from the record", diff, seq=seq)
+            )
+    for entry in now[len(was) :]:
+        divergences.append(
+            Divergence(
+                "state",
+                f"checkpoint {now.index(entry) + 1} (superstep {entry.get('iteration')})",
+                "today's code saved a checkpoint the record does not have",
+                seq=10**9,
+            )
+        )
+    return divergences
+
+
+#: A model response's envelope, which the provider gave and a replay's model cannot
+#: (it answers from the record): ids, finish reason, usage, timestamps. Not behaviour.
+_ENVELOPE = frozenset(
+    {
+        "message_id",
+        "response_id",
+        "finish_reason",
+        "usage_details",
+        "created_at",
+        "model_id",
+        "conversation_id",
+        "raw_representation",
+    }
+)
+
+
+def _checkpoint_view(entry: dict[str, Any]) -> Any:
+    return _without_envelope(
+        {key: entry.get(key) for key in ("iteration", "state", "messages", "pending")}
+    )
+
+
+def _without_envelope(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_envelope(v) for k, v in value.items() if k not in _ENVELOPE}
+    if isinstance(value, list):
+        return [_without_envelope(v) for v in value]
+    return value
+
+
+def _text(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, sort_keys=True, default=str)
 
 
 def _without_id(state: Any) -> Any:

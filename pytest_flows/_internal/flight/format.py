@@ -47,7 +47,8 @@ class RecordError(ValueError):
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
     """``value`` as plain JSON data: pydantic models dumped, dataclasses as dicts,
-    sets sorted, anything else its ``repr`` (never fails, never imports)."""
+    objects with ``to_dict()`` as its dict, sets sorted, anything else its ``repr``
+    (never fails, never imports)."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -80,6 +81,13 @@ def jsonable(value: Any, _depth: int = 0) -> Any:
             f.name: jsonable(getattr(value, f.name, None), _depth + 1)
             for f in dataclasses.fields(value)
         }
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        # Agent Framework's messages and responses (its serialization mixin).
+        try:
+            return jsonable(to_dict(), _depth + 1)
+        except Exception:
+            return repr(value)
     return repr(value)
 
 
