@@ -13,7 +13,7 @@ from typing import Any
 
 import flight_flows
 import pytest
-from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, StreamFlow, TicketFlow, ToolFlow
 from loopback_openai import LoopbackOpenAI
 
 from pytest_flows._internal.errors import FlowsUsageError
@@ -49,6 +49,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "ToolFlow": "tool",
             "PersistFlow": "persist",
             "AgentFlow": "agent",
+            "StreamFlow": "chunks",
         }
         name = special.get(record.target.rpartition(":")[2]) or (
             "long"
@@ -69,6 +70,7 @@ def test_the_production_process_loaded_no_test_dependency(production):
     assert production["test_modules"] == []
     assert sorted(production["records"]) == [
         "agent",
+        "chunks",
         "failed",
         "long",
         "persist",
@@ -105,9 +107,35 @@ def test_a_streaming_run_is_recorded_and_replays(flows, production):
     record = production["records"]["streamed"]
     assert production["results"]["streamed_frames"] > 0
     assert record.outcome == "finished"
+    assert record.header["stream"] is True
     replayed = flows.replay(record.path, TicketFlow)
     assert not replayed.diverged, replayed.report()
     assert replayed.run.output == production["results"]["streamed"]
+
+
+def test_a_streamed_reply_replays_with_the_same_chunks(flows, production, monkeypatch):
+    """Flow(stream=True) with a streaming LLM: the consumer got the reply's chunks as
+    frames; the record has them, and the replay streams the same chunks."""
+    record = production["records"]["chunks"]
+    chunks = production["results"]["chunks"]
+    assert len(chunks) > 1 and "llm_stream_chunk" in production["results"]["stream_frames"]
+    assert record.header["stream"] is True
+    assert [e["chunk"] for e in record.of_kind("llm.chunk")] == chunks
+
+    replayed = flows.replay(record.path, StreamFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "".join(chunks)
+    (stream,) = [e for e in replayed.replayed_trace.events if e.kind == "llm.stream"]
+    assert json.loads(dict(stream.fields)["chunks"]) == chunks
+    assert replayed.replayed_trace == replayed.recorded_trace
+
+    # A replay that streamed other chunks is reported (here: the record's chunks of
+    # that reply no longer make up its text, so the replay answers it unstreamed).
+    edited = read_record(record.path)
+    edited.of_kind("llm.chunk")[0]["chunk"] = "Dear customer, "
+    (first, *_) = flows.replay(edited, StreamFlow).divergences
+    assert first.kind == "stream" and first.where == "streamed reply 1 of method draft"
+    assert first.message.startswith("streamed 0 chunk(s) []; recorded 4:")
 
 
 def test_every_recorded_request_and_answer_is_in_the_record(production):
@@ -183,7 +211,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=8)
+    refused.assert_outcomes(failed=9)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -193,7 +221,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 

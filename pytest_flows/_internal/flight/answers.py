@@ -15,7 +15,7 @@ from typing import Any
 from pytest_flows._internal.flight.format import Record, jsonable, message_text
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
 from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.replies import ProviderError, ToolCall
+from pytest_flows._internal.replies import ProviderError, Stream, ToolCall
 from pytest_flows._internal.script import ALWAYS
 
 __all__ = ["Answers", "People", "Tools", "bound_or_new", "calls_of", "render_messages"]
@@ -49,10 +49,14 @@ def calls_of(record: Record) -> list[_Call]:
     ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
+    # A streamed reply's chunks, by call id (the replay streams the same chunks).
+    chunks: dict[str, list[str]] = defaultdict(list)
     for entry in record.entries:
         kind = entry.get("kind")
         if kind == "llm.request":
             requests[str(entry.get("call_id"))] = entry
+        elif kind == "llm.chunk":
+            chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
         elif kind == "tool.started" and record.framework == "crewai":
             # (Agent Framework's tool loop calls the tools between model calls, never
             # inside one: its tool calls are the model's reply, recorded as such.)
@@ -68,6 +72,9 @@ def calls_of(record: Record) -> list[_Call]:
             method = str(request.get("method") or "")
             counts[method] += 1
             answer = _answer(entry)
+            streamed = chunks.pop(call_id, [])
+            if streamed and isinstance(answer, str) and "".join(streamed) == answer:
+                answer = Stream(tuple(streamed))
             if (
                 tools_run
                 and entry.get("call_type", "tool_call") == "tool_call"

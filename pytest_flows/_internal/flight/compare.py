@@ -44,12 +44,32 @@ def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     ]
 
 
+def streams_of(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each streamed LLM reply's chunks, in order, by call id."""
+    chunks: dict[str, list[str]] = defaultdict(list)
+    for entry in entries:
+        if entry.get("kind") == "llm.chunk":
+            chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
+    return chunks
+
+
 def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:
-    """A record's flow-level events as a normalized trace (ids and clocks normalized)."""
+    """A record's flow-level events as a normalized trace (ids and clocks normalized);
+    a streamed LLM reply's chunks are one event (the stream its consumer got)."""
     normalizer = Normalizer()
     events = []
+    chunks = streams_of(entries)
     for entry in entries:
         kind = str(entry.get("kind"))
+        if kind == "llm.response" and chunks.get(str(entry.get("call_id"))):
+            streamed = chunks[str(entry.get("call_id"))]
+            events.append(
+                TraceEvent(
+                    kind="llm.stream",
+                    name=str(entry.get("method") or "-"),
+                    fields=(("chunks", normalizer.text(json.dumps(streamed))),),
+                )
+            )
         if kind == "flow.started":
             events.append(TraceEvent(kind=kind, name=str(entry.get("flow"))))
         elif kind in ORDER_KINDS:
@@ -118,6 +138,7 @@ def compare(
                         seq=int(entry.get("seq", 0)),
                     )
                 )
+    divergences += _stream_divergences(record.entries, replayed.entries)
     divergences += _state_divergences(record.entries, replayed.entries)
     divergences += _checkpoint_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
@@ -143,6 +164,53 @@ def compare(
                 Divergence("outcome", "the run", f"returned {now}; recorded: {was}", seq=10**9 + 1)
             )
     return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
+
+
+def _streamed_calls(entries: list[dict[str, Any]]) -> list[tuple[str, list[str], int]]:
+    """(method, chunks, seq) of each streamed reply, in the order the replies ended."""
+    chunks = streams_of(entries)
+    return [
+        (str(e.get("method") or "(none)"), chunks[str(e.get("call_id"))], int(e.get("seq", 0)))
+        for e in entries
+        if e.get("kind") == "llm.response" and chunks.get(str(e.get("call_id")))
+    ]
+
+
+def _stream_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th streamed reply of each method: the same chunks, in the same order."""
+    divergences = []
+    now: dict[str, list[list[str]]] = defaultdict(list)
+    for method, chunks, _ in _streamed_calls(replayed):
+        now[method].append(chunks)
+    seen: dict[str, int] = defaultdict(int)
+    for method, chunks, seq in _streamed_calls(recorded):
+        index = seen[method]
+        seen[method] += 1
+        got = now[method][index] if index < len(now[method]) else []
+        if got != chunks:
+            divergences.append(
+                Divergence(
+                    "stream",
+                    f"streamed reply {index + 1} of method {method}",
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
+                    f"{len(chunks)}: {json.dumps(chunks)[:200]}",
+                    seq=seq,
+                )
+            )
+    for method, streams in now.items():
+        for index, got in enumerate(streams[seen[method] :], seen[method]):
+            divergences.append(
+                Divergence(
+                    "stream",
+                    f"streamed reply {index + 1} of method {method}",
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded 0: "
+                    "the record has this reply unstreamed",
+                    seq=10**9,
+                )
+            )
+    return divergences
 
 
 def _state_divergences(
