@@ -28,7 +28,9 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One production process records every run these tests replay (the slow part: it
     imports crewAI)."""
     out = tmp_path_factory.mktemp("recordings")
-    with LoopbackOpenAI(delays={"slow lookup": 0.3}) as server:
+    # The slow lookup's answer is held back long enough that the fast one comes back
+    # first even on a loaded machine (0.3 s was not: the race flipped under load).
+    with LoopbackOpenAI(delays={"slow lookup": 1.0}) as server:
         done = subprocess.run(
             [sys.executable, str(HERE / "flight_production.py"), str(out), server.base_url],
             capture_output=True,
