@@ -44,12 +44,32 @@ def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     ]
 
 
+def streams_of(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each streamed LLM reply's chunks, in order, by call id."""
+    chunks: dict[str, list[str]] = defaultdict(list)
+    for entry in entries:
+        if entry.get("kind") == "llm.chunk":
+            chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
+    return chunks
+
+
 def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:
-    """A record's flow-level events as a normalized trace (ids and clocks normalized)."""
+    """A record's flow-level events as a normalized trace (ids and clocks normalized);
+    a streamed LLM reply's chunks are one event (the stream its consumer got)."""
     normalizer = Normalizer()
     events = []
+    chunks = streams_of(entries)
     for entry in entries:
         kind = str(entry.get("kind"))
+        if kind == "llm.response" and chunks.get(str(entry.get("call_id"))):
+            streamed = chunks[str(entry.get("call_id"))]
+            events.append(
+                TraceEvent(
+                    kind="llm.stream",
+                    name=str(entry.get("method") or "-"),
+                    fields=(("chunks", normalizer.text(json.dumps(streamed))),),
+                )
+            )
         if kind == "flow.started":
             events.append(TraceEvent(kind=kind, name=str(entry.get("flow"))))
         elif kind in ORDER_KINDS:
@@ -118,7 +138,9 @@ def compare(
                         seq=int(entry.get("seq", 0)),
                     )
                 )
+    divergences += _stream_divergences(record.entries, replayed.entries)
     divergences += _state_divergences(record.entries, replayed.entries)
+    divergences += _checkpoint_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
     if record.outcome != end["outcome"] or (
         record.outcome == "failed"
@@ -142,6 +164,53 @@ def compare(
                 Divergence("outcome", "the run", f"returned {now}; recorded: {was}", seq=10**9 + 1)
             )
     return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
+
+
+def _streamed_calls(entries: list[dict[str, Any]]) -> list[tuple[str, list[str], int]]:
+    """(method, chunks, seq) of each streamed reply, in the order the replies ended."""
+    chunks = streams_of(entries)
+    return [
+        (str(e.get("method") or "(none)"), chunks[str(e.get("call_id"))], int(e.get("seq", 0)))
+        for e in entries
+        if e.get("kind") == "llm.response" and chunks.get(str(e.get("call_id")))
+    ]
+
+
+def _stream_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th streamed reply of each method: the same chunks, in the same order."""
+    divergences = []
+    now: dict[str, list[list[str]]] = defaultdict(list)
+    for method, chunks, _ in _streamed_calls(replayed):
+        now[method].append(chunks)
+    seen: dict[str, int] = defaultdict(int)
+    for method, chunks, seq in _streamed_calls(recorded):
+        index = seen[method]
+        seen[method] += 1
+        got = now[method][index] if index < len(now[method]) else []
+        if got != chunks:
+            divergences.append(
+                Divergence(
+                    "stream",
+                    f"streamed reply {index + 1} of method {method}",
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
+                    f"{len(chunks)}: {json.dumps(chunks)[:200]}",
+                    seq=seq,
+                )
+            )
+    for method, streams in now.items():
+        for index, got in enumerate(streams[seen[method] :], seen[method]):
+            divergences.append(
+                Divergence(
+                    "stream",
+                    f"streamed reply {index + 1} of method {method}",
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded 0: "
+                    "the record has this reply unstreamed",
+                    seq=10**9,
+                )
+            )
+    return divergences
 
 
 def _state_divergences(
@@ -207,6 +276,91 @@ def _state_divergences(
             )
             del extra
     return divergences
+
+
+def _checkpoint_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th Agent Framework checkpoint, recorded vs now: its committed state, its
+    in-flight messages and pending requests. Each side is normalized on its own (an
+    agent session's uuid is new in every run: the same uuid in the same places is the
+    same checkpoint)."""
+    was = [e for e in recorded if e.get("kind") == "checkpoint.saved"]
+    now = [e for e in replayed if e.get("kind") == "checkpoint.saved"]
+    divergences = []
+    for number, entry in enumerate(was, 1):
+        where = f"checkpoint {number} (superstep {entry.get('iteration')})"
+        seq = int(entry.get("seq", 0))
+        if number > len(now):
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the record has this checkpoint; today's code did not save it",
+                    seq=seq,
+                )
+            )
+            continue
+        recorded_view = _checkpoint_view(entry)
+        view = _checkpoint_view(now[number - 1])
+        view = _masked_as(recorded_view, view)
+        if Normalizer().text(_text(recorded_view)) != Normalizer().text(_text(view)):
+            diff = "\n".join(
+                difflib.unified_diff(
+                    Normalizer().text(_text(recorded_view, indent=1)).splitlines(),
+                    Normalizer().text(_text(view, indent=1)).splitlines(),
+                    "recorded",
+                    "now",
+                    lineterm="",
+                )
+            )
+            divergences.append(
+                Divergence("state", where, "the checkpoint differs from the record", diff, seq=seq)
+            )
+    for entry in now[len(was) :]:
+        divergences.append(
+            Divergence(
+                "state",
+                f"checkpoint {now.index(entry) + 1} (superstep {entry.get('iteration')})",
+                "today's code saved a checkpoint the record does not have",
+                seq=10**9,
+            )
+        )
+    return divergences
+
+
+#: A model response's envelope, which the provider gave and a replay's model cannot
+#: (it answers from the record): ids, finish reason, usage, timestamps. Not behaviour.
+_ENVELOPE = frozenset(
+    {
+        "message_id",
+        "response_id",
+        "finish_reason",
+        "usage_details",
+        "created_at",
+        "model_id",
+        "conversation_id",
+        "raw_representation",
+    }
+)
+
+
+def _checkpoint_view(entry: dict[str, Any]) -> Any:
+    return _without_envelope(
+        {key: entry.get(key) for key in ("iteration", "state", "messages", "pending")}
+    )
+
+
+def _without_envelope(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_envelope(v) for k, v in value.items() if k not in _ENVELOPE}
+    if isinstance(value, list):
+        return [_without_envelope(v) for v in value]
+    return value
+
+
+def _text(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, sort_keys=True, default=str)
 
 
 def _without_id(state: Any) -> Any:
