@@ -13,9 +13,9 @@ from typing import Any
 # makes two SearchStrategy classes ("Expected a SearchStrategy but got LazyStrategy").
 import hypothesis.strategies  # noqa: F401
 import pytest
+from long_mode import LONG
 
 import pytest_flows._internal.strategies  # noqa: F401
-from long_mode import LONG
 
 pytest_plugins = ["pytester"]
 
