@@ -168,11 +168,13 @@ def test_goldens_are_the_same_bytes_across_runs_and_hash_seeds(
         passed=1
     )
     assert golden_file(project).read_bytes() == first
-    # another process and hash seed
+    # another process and hash seed (the plugin alone: the other plugins' imports cost
+    # seconds a run)
     monkeypatch.setenv("PYTHONHASHSEED", "4242")
-    project.runpytest_subprocess("-p", "no:randomly", "--flows-golden-update").assert_outcomes(
-        passed=1
-    )
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.runpytest_subprocess(
+        "-p", "pytest_flows.plugin", "--flows-golden-update"
+    ).assert_outcomes(passed=1)
     assert golden_file(project).read_bytes() == first
 
 
