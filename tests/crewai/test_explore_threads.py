@@ -21,7 +21,6 @@ def test_an_exploration_leaves_no_parked_workers_behind(flows: FlowsSession) -> 
     assert threading.active_count() <= before + 6
 
 
-
 def test_a_seed_sweep_leaves_no_parked_workers_behind(flows: FlowsSession) -> None:
     def workers() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name.startswith("pytest-flows-worker")]
