@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,42 +33,18 @@ def _write_test(folder: Path, module: str) -> None:
     )
 
 
-def _forked(folder: Path) -> tuple[int, str]:
+def _in_child(folder: Path, body: Callable[[], int]) -> tuple[int, str]:
+    """``body()`` in a forked child, its output to a file: the exit code and output."""
     out = folder / "output.txt"
     pid = os.fork()
-    if pid == 0:  # the child: pytest on the test module, its output to a file
+    if pid == 0:
         code = 70
         try:
             os.chdir(folder)
             fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
-            code = int(pytest.main([*PYTEST_ARGS, "test_first_import.py"]))
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), out.read_text() if out.exists() else ""
-
-
-def _bare(folder: Path, module: str) -> tuple[int, str]:
-    """The import alone, in a forked child: for modules that import no framework, which
-    no hook of the plugin's pytest session can re-enter (import-linter keeps the core
-    free of the frameworks), so a session around the import adds nothing but its cost."""
-    out = folder / "output.txt"
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            exec(f"from {module} import *", {})
-            framework = {"crewai", "agent_framework"} & set(sys.modules)
-            if framework:  # then a hook could re-enter it: it needs the pytest run
-                print(f"{module} imported {sorted(framework)}: check it in a framework group")
-            code = 1 if framework else 0
+            code = body()
         except BaseException:
             traceback.print_exc()
             code = 1
@@ -77,6 +54,26 @@ def _bare(folder: Path, module: str) -> tuple[int, str]:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.read_text() if out.exists() else ""
+
+
+def _forked(folder: Path) -> tuple[int, str]:
+    """pytest on the test module, in a forked child."""
+    return _in_child(folder, lambda: int(pytest.main([*PYTEST_ARGS, "test_first_import.py"])))
+
+
+def _bare(folder: Path, module: str) -> tuple[int, str]:
+    """The import alone, in a forked child: for modules that import no framework, which
+    no hook of the plugin's pytest session can re-enter (import-linter keeps the core
+    free of the frameworks), so a session around the import adds nothing but its cost."""
+
+    def body() -> int:
+        exec(f"from {module} import *", {})
+        framework = {"crewai", "agent_framework"} & set(sys.modules)
+        if framework:  # then a hook could re-enter it: it needs the pytest run
+            print(f"{module} imported {sorted(framework)}: check it in a framework group")
+        return 1 if framework else 0
+
+    return _in_child(folder, body)
 
 
 def _fresh(folder: Path) -> tuple[int, str]:

@@ -119,6 +119,9 @@ _GROUPS = (
 
 #: What each group's frameworks import that pytest-flows does not hook (see the runner).
 _PRELOAD = {
+    # (the core's own third-party imports: the check is of pytest_flows' modules)
+    "core": "hypothesis.strategies,pydantic,sortedcontainers,concurrent.futures,zoneinfo,"
+    "pickle,gzip,unittest,queue,fractions",
     "crewai": "openai,numpy",
     "crewai-1": "openai,numpy",
     "crewai-2": "openai,numpy",

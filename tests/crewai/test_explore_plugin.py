@@ -137,7 +137,7 @@ def test_races_fail_names_the_field_methods_and_lines(races: Races) -> None:
 )
 def test_the_command_line_schedule_replays_in_every_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "no:randomly", "-s", "-k", "schedule", "--flows-schedule=s000000111"
     )
     result.assert_outcomes(passed=1)

@@ -459,22 +459,26 @@ def _finished(method):  # type: ignore[no-untyped-def]
     return lambda x: x.get("kind") == "method.finished" and x.get("method") == method
 
 
+def _slow_appended_first(lines):  # type: ignore[no-untyped-def]
+    """The race's record, edited: the flow's output says slow appended first."""
+    from pytest_flows._internal.trace import render_value
+
+    for line in lines:
+        if line.get("kind") == "end":
+            line["output"] = ["slow", "fast"]
+            line["rendered"] = render_value(["slow", "fast"])
+        if line.get("kind") == "method.finished" and line.get("method") == "report":
+            line["rendered"] = render_value(["slow", "fast"])
+    return lines
+
+
 def test_the_recorded_order_is_rebuilt_as_a_schedule_else_by_a_seed(flows, production, tmp_path):
     """Without the recorded latencies to steer it, the replay searches the scheduler's
     schedules for the recorded order (breadth first from seed 0's), then the seeds."""
-    from pytest_flows._internal.trace import render_value
 
-    def finished_fast_first_appended_slow_first(lines):  # type: ignore[no-untyped-def]
-        for line in lines:
-            if line.get("kind") == "end":
-                line["output"] = ["slow", "fast"]
-                line["rendered"] = render_value(["slow", "fast"])
-            if line.get("kind") == "method.finished" and line.get("method") == "report":
-                line["rendered"] = render_value(["slow", "fast"])
-        return lines
-
+    # fast finished first, yet slow appended first
     by_schedule = flows.replay(
-        _race_record(production, tmp_path, "a", finished_fast_first_appended_slow_first), RaceFlow
+        _race_record(production, tmp_path, "a", _slow_appended_first), RaceFlow
     )
     assert not by_schedule.diverged, by_schedule.report()
     assert by_schedule.schedule not in (None, "s")  # seed 0 finishes slow first: searched
@@ -515,18 +519,8 @@ def test_an_order_the_runtime_cannot_produce_is_said_so(flows, production, tmp_p
 
 def test_a_search_out_of_budget_says_so(flows, production, tmp_path):
     """A possible order the search's budget did not reach is not called impossible."""
-    from pytest_flows._internal.trace import render_value
 
-    def slow_appended_first(lines):  # type: ignore[no-untyped-def]
-        for line in lines:
-            if line.get("kind") == "end":
-                line["output"] = ["slow", "fast"]
-                line["rendered"] = render_value(["slow", "fast"])
-            if line.get("kind") == "method.finished" and line.get("method") == "report":
-                line["rendered"] = render_value(["slow", "fast"])
-        return lines
-
-    path = _race_record(production, tmp_path, "budget", slow_appended_first)
+    path = _race_record(production, tmp_path, "budget", _slow_appended_first)
     result = flows.replay(path, RaceFlow, schedules=1, seeds=1)
     assert result.first is not None and result.first.kind == "order"
     assert result.interleaving.startswith(

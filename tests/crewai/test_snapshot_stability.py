@@ -106,8 +106,8 @@ def test_snapshots_are_byte_identical_across_hash_seeds_workers_and_orders(
 ) -> None:
     _project(pytester)
 
-    monkeypatch.setenv("PYTHONHASHSEED", "0")
-    serial = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+    # Written first in this process (its own hash seed: random unless set), ...
+    serial = pytester.runpytest_inprocess("--snapshot-update", "-p", "no:randomly")
     serial.assert_outcomes(passed=5)
     written = _snapshot_bytes(pytester)
     text = written.decode()
