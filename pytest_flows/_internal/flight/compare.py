@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from pytest_flows._internal.flight.answers import render_messages
 from pytest_flows._internal.flight.capture import RunRecording
@@ -17,6 +18,8 @@ from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.trace import Trace, TraceEvent, render_value
 
 __all__ = ["compare", "guide_of", "order_of", "trace_of"]
+
+T = TypeVar("T")
 
 ORDER_KINDS = ("method.started", "method.finished", "method.failed")
 
@@ -166,6 +169,27 @@ def compare(
     return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
 
 
+def _paired(
+    recorded: list[T], now: list[T], key: Callable[[T], str]
+) -> Iterator[tuple[str, int, T | None, T | None]]:
+    """The n-th item of each key on both sides, as (key, n, recorded, now), in the
+    record's order (now None: today's code has fewer); then today's items beyond the
+    record's (recorded None)."""
+    todays: dict[str, list[T]] = defaultdict(list)
+    for item in now:
+        todays[key(item)].append(item)
+    seen: dict[str, int] = defaultdict(int)
+    for item in recorded:
+        name = key(item)
+        index = seen[name]
+        seen[name] += 1
+        items = todays[name]
+        yield name, index, item, items[index] if index < len(items) else None
+    for name, items in todays.items():
+        for index, item in enumerate(items[seen[name] :], seen[name]):
+            yield name, index, None, item
+
+
 def _streamed_calls(entries: list[dict[str, Any]]) -> list[tuple[str, list[str], int]]:
     """(method, chunks, seq) of each streamed reply, in the order the replies ended."""
     chunks = streams_of(entries)
@@ -181,33 +205,28 @@ def _stream_divergences(
 ) -> list[Divergence]:
     """The n-th streamed reply of each method: the same chunks, in the same order."""
     divergences = []
-    now: dict[str, list[list[str]]] = defaultdict(list)
-    for method, chunks, _ in _streamed_calls(replayed):
-        now[method].append(chunks)
-    seen: dict[str, int] = defaultdict(int)
-    for method, chunks, seq in _streamed_calls(recorded):
-        index = seen[method]
-        seen[method] += 1
-        got = now[method][index] if index < len(now[method]) else []
-        if got != chunks:
+    pairs = _paired(_streamed_calls(recorded), _streamed_calls(replayed), lambda c: c[0])
+    for method, index, was, now in pairs:
+        where = f"streamed reply {index + 1} of method {method}"
+        got = now[1] if now is not None else []
+        if was is None:
             divergences.append(
                 Divergence(
                     "stream",
-                    f"streamed reply {index + 1} of method {method}",
-                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
-                    f"{len(chunks)}: {json.dumps(chunks)[:200]}",
-                    seq=seq,
-                )
-            )
-    for method, streams in now.items():
-        for index, got in enumerate(streams[seen[method] :], seen[method]):
-            divergences.append(
-                Divergence(
-                    "stream",
-                    f"streamed reply {index + 1} of method {method}",
+                    where,
                     f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded 0: "
                     "the record has this reply unstreamed",
                     seq=10**9,
+                )
+            )
+        elif got != was[1]:
+            divergences.append(
+                Divergence(
+                    "stream",
+                    where,
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
+                    f"{len(was[1])}: {json.dumps(was[1])[:200]}",
+                    seq=was[2],
                 )
             )
     return divergences
@@ -217,21 +236,24 @@ def _state_divergences(
     recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
 ) -> list[Divergence]:
     """The n-th ``@persist`` save of each method, recorded vs now (ids normalized)."""
-    saves: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for entry in replayed:
-        if entry.get("kind") == "state.saved":
-            saves[str(entry.get("method"))].append(entry)
-    seen: dict[str, int] = defaultdict(int)
     divergences = []
     normalizer = Normalizer()
-    for entry in recorded:
-        if entry.get("kind") != "state.saved":
+    saved, saved_now = (
+        [e for e in side if e.get("kind") == "state.saved"] for side in (recorded, replayed)
+    )
+    for method, index, entry, save in _paired(saved, saved_now, lambda e: str(e.get("method"))):
+        if entry is None:
+            divergences.append(
+                Divergence(
+                    "state",
+                    f"state saved after method {method}",
+                    "today's code persisted a state the record does not have",
+                    seq=10**9,
+                )
+            )
             continue
-        method = str(entry.get("method"))
-        index = seen[method]
-        seen[method] += 1
         where = f"state saved after method {method}" + (f" (save {index + 1})" if index else "")
-        if index >= len(saves[method]):
+        if save is None:
             divergences.append(
                 Divergence(
                     "state",
@@ -242,7 +264,7 @@ def _state_divergences(
             )
             continue
         recorded_state = _without_id(entry.get("state"))
-        state = _masked_as(recorded_state, _without_id(saves[method][index].get("state")))
+        state = _masked_as(recorded_state, _without_id(save.get("state")))
         was = normalizer.text(render_value(recorded_state))
         now = normalizer.text(render_value(state))
         if was != now:
@@ -264,17 +286,6 @@ def _state_divergences(
                     seq=int(entry.get("seq", 0)),
                 )
             )
-    for method, entries in saves.items():
-        for extra in entries[seen[method] :]:
-            divergences.append(
-                Divergence(
-                    "state",
-                    f"state saved after method {method}",
-                    "today's code persisted a state the record does not have",
-                    seq=10**9,
-                )
-            )
-            del extra
     return divergences
 
 
@@ -285,13 +296,25 @@ def _checkpoint_divergences(
     in-flight messages and pending requests. Each side is normalized on its own (an
     agent session's uuid is new in every run: the same uuid in the same places is the
     same checkpoint)."""
-    was = [e for e in recorded if e.get("kind") == "checkpoint.saved"]
-    now = [e for e in replayed if e.get("kind") == "checkpoint.saved"]
     divergences = []
-    for number, entry in enumerate(was, 1):
-        where = f"checkpoint {number} (superstep {entry.get('iteration')})"
+    was, today = (
+        [e for e in side if e.get("kind") == "checkpoint.saved"] for side in (recorded, replayed)
+    )
+    for _, index, entry, now in _paired(was, today, lambda e: ""):
+        if entry is None:
+            assert now is not None
+            divergences.append(
+                Divergence(
+                    "state",
+                    f"checkpoint {index + 1} (superstep {now.get('iteration')})",
+                    "today's code saved a checkpoint the record does not have",
+                    seq=10**9,
+                )
+            )
+            continue
+        where = f"checkpoint {index + 1} (superstep {entry.get('iteration')})"
         seq = int(entry.get("seq", 0))
-        if number > len(now):
+        if now is None:
             divergences.append(
                 Divergence(
                     "state",
@@ -302,8 +325,7 @@ def _checkpoint_divergences(
             )
             continue
         recorded_view = _checkpoint_view(entry)
-        view = _checkpoint_view(now[number - 1])
-        view = _masked_as(recorded_view, view)
+        view = _masked_as(recorded_view, _checkpoint_view(now))
         if Normalizer().text(_text(recorded_view)) != Normalizer().text(_text(view)):
             diff = "\n".join(
                 difflib.unified_diff(
@@ -317,15 +339,6 @@ def _checkpoint_divergences(
             divergences.append(
                 Divergence("state", where, "the checkpoint differs from the record", diff, seq=seq)
             )
-    for entry in now[len(was) :]:
-        divergences.append(
-            Divergence(
-                "state",
-                f"checkpoint {now.index(entry) + 1} (superstep {entry.get('iteration')})",
-                "today's code saved a checkpoint the record does not have",
-                seq=10**9,
-            )
-        )
     return divergences
 
 
