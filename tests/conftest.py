@@ -13,6 +13,7 @@ from typing import Any
 # makes two SearchStrategy classes ("Expected a SearchStrategy but got LazyStrategy").
 import hypothesis.strategies  # noqa: F401
 import pytest
+from long_mode import LONG
 
 import pytest_flows._internal.strategies  # noqa: F401
 
@@ -52,6 +53,19 @@ except PackageNotFoundError:
 _LONG_MODULES = ("test_explore", "test_import_paths")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "long: runs only in the long mode (PYTEST_FLOWS_LONG=1); CI checks the same "
+        "property in a bounded form, named in the test's comment",
+    )
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not item.path.name.startswith(_LONG_MODULES))
+    if not LONG:
+        skip = pytest.mark.skip(reason="long mode only: set PYTEST_FLOWS_LONG=1")
+        for item in items:
+            if item.get_closest_marker("long"):
+                item.add_marker(skip)

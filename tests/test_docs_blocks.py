@@ -190,6 +190,24 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     Path({out!r}).write_text(json.dumps(_results))
+
+
+# A run that hangs where no test's timeout reaches (a block's import at collection, a
+# hypothesis property that takes a test's timeout for a failing example and runs it
+# again, a thread someone joins at exit) writes every thread's stack to a file and
+# ends, instead of stalling the outer test unexplained: 240 s for the run, 60 s more
+# for its way out. (A file: pytest's capture holds stderr by then.)
+_HANG = open({hang!r}, "w")
+
+
+def pytest_configure(config):
+    import faulthandler
+    faulthandler.dump_traceback_later(240, exit=True, file=_HANG)
+
+
+def pytest_unconfigure(config):
+    import faulthandler
+    faulthandler.dump_traceback_later(60, exit=True, file=_HANG)
 """
 
 _INI = """
@@ -218,7 +236,8 @@ def run_blocks(
             )
     paths = sorted({str((ROOT / m).parent) for b in sources for m in b.run_with if m[-3:] == ".py"})
     out = pytester.path / "results.json"
-    pytester.makeconftest(_CONFTEST.format(paths=paths, out=str(out)))
+    hang = pytester.path / "hang.txt"
+    pytester.makeconftest(_CONFTEST.format(paths=paths, out=str(out), hang=str(hang)))
     pytester.makeini(_INI)
     for block, source in sources.items():
         pytester.makepyfile(**{block.module: source})
@@ -233,8 +252,13 @@ def run_blocks(
         "--snapshot-update",
         "--flows-golden-update",
         "--continue-on-collection-errors",
+        # A block that hangs fails alone, with every thread's stack and its page:line,
+        # long before this test's own timeout would stop the whole run unexplained.
+        "--timeout=90",
         "-q",
     )
+    stacks = hang.read_text() if hang.exists() else ""
+    assert not stacks, f"the inner run hung:\n{result.stdout.str()[-2000:]}\n{stacks}"
     assert out.is_file(), f"the inner run stopped early:\n{result.stdout.str()[-4000:]}"
     outcomes: dict[str, list[tuple[str, str]]] = {}
     for nodeid, outcome, text in json.loads(out.read_text()):

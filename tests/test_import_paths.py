@@ -9,6 +9,9 @@ imported the framework before it. So each module gets a process that has importe
 pytest run (this plugin only, to keep it cheap) of a test module whose first
 line imports it, in a child forked from an interpreter that imported only pytest
 and the plugin (tests/first_import_runner.py).
+A framework module's child imports the framework (seconds each): CI checks the ones a
+process imports first in practice (every documented import path, the adapter the
+import hook loads, the recorder's hooks); the long mode (PYTEST_FLOWS_LONG=1) every one.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import public_paths
 import pytest
+from long_mode import LONG
 
 import pytest_flows
 from pytest_flows._internal.deprecation import ALIASES
@@ -83,24 +88,52 @@ def _skip_reason(module: str) -> str | None:
     return None
 
 
-def _group(module: str) -> str:
+def _first_in_practice(module: str) -> bool:
+    """Whether a process imports ``module`` before the rest of its adapter: a path the
+    docs show, the adapter the import hook loads, or the recorder's hooks."""
+    return (
+        module in public_paths.read()
+        or module.endswith("._adapter")
+        or module.startswith("pytest_flows.recorder._")
+    )
+
+
+def _group(module: str) -> str | None:
+    """The group that checks ``module``, or None where only the long mode does."""
     for package in ("crewai", "agent_framework"):
         if module.startswith((f"pytest_flows.{package}", f"pytest_flows.recorder._{package}")):
+            if not LONG:
+                return package if _first_in_practice(module) else None
             if package == "crewai":  # the costly one: two halves, for xdist to spread
                 return f"crewai-{MODULES.index(module) % 2 + 1}"
             return package
     return "core"
 
 
+_GROUPS = (
+    ["core", "crewai-1", "crewai-2", "agent_framework"]
+    if LONG
+    else ["core", "crewai", "agent_framework"]
+)
+
+
 #: What each group's frameworks import that pytest-flows does not hook (see the runner).
-_PRELOAD = {"crewai-1": "openai,numpy", "crewai-2": "openai,numpy", "agent_framework": "openai"}
+_PRELOAD = {
+    # (the core's own third-party imports: the check is of pytest_flows' modules)
+    "core": "hypothesis.strategies,pydantic,sortedcontainers,concurrent.futures,zoneinfo,"
+    "pickle,gzip,unittest,queue,fractions",
+    "crewai": "openai,numpy",
+    "crewai-1": "openai,numpy",
+    "crewai-2": "openai,numpy",
+    "agent_framework": "openai",
+}
 
 
 RUNNER = Path(__file__).with_name("first_import_runner.py")
 
 
 #: Groups that xdist spreads over its workers: the framework's import is most of the cost.
-@pytest.mark.parametrize("group", ["core", "crewai-1", "crewai-2", "agent_framework"])
+@pytest.mark.parametrize("group", _GROUPS)
 def test_each_module_imports_first_in_a_process_that_imported_none_of_it(
     group: str, tmp_path: Path
 ) -> None:
@@ -115,6 +148,8 @@ def test_each_module_imports_first_in_a_process_that_imported_none_of_it(
         ),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "FIRST_IMPORT_PRELOAD": _PRELOAD.get(group, ""),
+        # the core imports no framework: the import alone, without a pytest run around it
+        "FIRST_IMPORT_BARE": "1" if group == "core" else "0",
     }
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)

@@ -224,6 +224,10 @@ def test_plain_tests_see_the_process_as_it_was_in_random_order(
     assert sorted(ran) == sorted(FILE_ORDER) and ran != FILE_ORDER
 
 
+# Three interpreters: long mode. CI checks the same restoring serially and in random order
+# above, and on its own xdist workers (tests/crewai/test_async_and_isolation.py::
+# test_network_guard_is_off_elsewhere and ..._telemetry_was_created_off_...).
+@pytest.mark.long
 def test_plain_tests_see_the_process_as_it_was_on_xdist_workers(
     project: pytest.Pytester,
 ) -> None:

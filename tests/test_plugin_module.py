@@ -58,7 +58,15 @@ def _run(pytester: pytest.Pytester, autoload: bool, *args: str) -> pytest.RunRes
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
 
 
-@pytest.mark.parametrize("autoload", [False, True], ids=["autoload-off", "autoload-on"])
+@pytest.mark.parametrize(
+    "autoload",
+    [
+        # CI: test_autoload_off_dash_p_flows_all_runs_a_flows_test runs the same command
+        # (autoload off, -p pytest_flows.plugin --flows-all) on these tests and one more
+        pytest.param(False, marks=pytest.mark.long, id="autoload-off"),
+        pytest.param(True, id="autoload-on"),
+    ],
+)
 def test_dash_p_loads_the_plugin_once(pytester: pytest.Pytester, autoload: bool) -> None:
     pytester.makepyfile(test_once=ONCE)
     result = _run(pytester, autoload, "-p", "pytest_flows.plugin", "--flows-all")

@@ -172,20 +172,20 @@ def _check_in_a_fresh_interpreter(listed: dict[str, set[str]]) -> tuple[list[str
 
 
 def test_every_listed_path_imports_warns_once_and_gives_the_public_objects() -> None:
-    listed = public_paths.read()
+    # One fresh interpreter (it imports crewai and agent_framework) checks the list and
+    # that the check catches a missing name: two names planted in the list, which must
+    # be the only problems it finds.
+    listed = {path: set(names) for path, names in public_paths.read().items()}
+    planted = {"pytest_flows.replies": "not_a_reply", "pytest_flows": "NotAName"}
+    for path, name in planted.items():
+        listed.setdefault(path, set()).add(name)
     problems, checked = _check_in_a_fresh_interpreter(listed)
-    assert problems == []
+    assert "pytest_flows.replies: the docs showed 'not_a_reply', its __all__ lacks it" in problems
+    assert "pytest_flows has no 'NotAName'" in problems
+    assert [p for p in problems if not any(repr(n) in p for n in planted.values())] == []
     assert {p for p in ALIASES if not p.startswith(("pytest_flows.crewai", "pytest_flows.ag"))} <= (
         set(checked)
     )
-
-
-def test_the_check_catches_a_missing_name_and_a_second_warning() -> None:
-    problems, _ = _check_in_a_fresh_interpreter(
-        {"pytest_flows.replies": {"call_tool", "not_a_reply"}, "pytest_flows": {"NotAName"}}
-    )
-    assert "pytest_flows.replies: the docs showed 'not_a_reply', its __all__ lacks it" in problems
-    assert "pytest_flows has no 'NotAName'" in problems
 
 
 def test_the_aliases_are_the_listed_moved_paths_and_the_modules_that_warn() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
@@ -102,7 +103,9 @@ _SECRET_FIELD_ENDINGS = (
 AMBIGUOUS_FIELDS = frozenset({"key", "token", "sig"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _plain(name: str) -> str:
+    # (cached: a record or cassette asks about the same few field names again and again)
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 

@@ -27,11 +27,16 @@ def reseeded(scheduler: Scheduler, seed: int | None) -> Iterator[None]:
         yield
         return
     previous = scheduler.seed
+    # Each seed gets a fresh random stream and thread scheduler; the idle pool workers
+    # of the one it replaces are let go (kept, they stayed parked for good: three a
+    # seed in a sweep).
+    scheduler.threads.new_epoch()
     scheduler.seed = seed
-    scheduler.__post_init__()  # a fresh random stream (and thread scheduler) for the seed
+    scheduler.__post_init__()
     try:
         yield
     finally:
+        scheduler.threads.new_epoch()
         scheduler.seed = previous
         scheduler.__post_init__()
 

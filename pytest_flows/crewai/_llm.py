@@ -395,7 +395,9 @@ class _Core:
         elif request.data.get("react") and isinstance(value, str):
             value = shapes.react_final(value)
         streamed = isinstance(value, Stream)
-        if streamed:
+        # (the resolved reply: a callable reply may return a stream(...) too)
+        chunk_count = len(value.chunks) if isinstance(value, Stream) else 0
+        if isinstance(value, Stream):
             value = value.text
         elif not streamed and compat.effective_stream(llm) and isinstance(value, str):
             self._chunk(call, exchange, value)
@@ -425,9 +427,7 @@ class _Core:
         exchange.reply = result
         summary: list[tuple[str, str]] = [("reply", shapes.summary(result))]
         if streamed:
-            summary.append(
-                ("chunks", str(len(exchange.entry.reply.chunks) if exchange.entry else 0))
-            )
+            summary.append(("chunks", str(chunk_count)))
         self._record(call, request, tuple(summary))
         return result
 

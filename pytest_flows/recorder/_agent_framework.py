@@ -1,14 +1,17 @@
 """The flight recorder's Agent Framework part: one record per workflow run, its
 ``request_info`` continuations (``run(responses=...)``) included.
 
-While recording is on, four places are wrapped: ``Workflow._run_core`` (the async
+While recording is on, five places are wrapped: ``Workflow._run_core`` (the async
 generator every ``run`` - streamed or not - drains: its events, in order, are the
 workflow's supersteps, executor invocations and completions, outputs and
 ``request_info`` requests), ``Executor.execute`` (so a model call knows which
 executor made it), ``BaseChatClient.get_response`` (the layer the chat middleware
 and the tool loop call: every model request and response, streamed or not, whatever
-the provider) and ``WorkflowBuilder.build`` (which function built the workflow, so a
-test can build it again).
+the provider), ``FunctionInvocationLayer.get_response`` (the tool loop: a recorded
+run's calls get one more *function middleware*, Agent Framework's own extension
+point for tool calls, innermost, which records each tool call and its result) and
+``WorkflowBuilder.build`` (which function built the workflow, so a test can build
+it again).
 """
 
 from __future__ import annotations
@@ -19,13 +22,23 @@ import functools
 import inspect
 import sys
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agent_framework import BaseChatClient, Executor, Workflow, WorkflowBuilder
+from agent_framework import (
+    BaseChatClient,
+    ChatResponse,
+    Executor,
+    FunctionInvocationContext,
+    FunctionInvocationLayer,
+    FunctionMiddleware,
+    Workflow,
+    WorkflowBuilder,
+)
 
 from pytest_flows._internal.flight import capture
 from pytest_flows._internal.flight.capture import RunRecording
+from pytest_flows._internal.flight.format import message_text
 from pytest_flows._internal.flight.writer import LOG
 from pytest_flows._internal.trace import render_value
 
@@ -50,7 +63,7 @@ def message_dicts(messages: Any) -> list[dict[str, Any]]:
     out = []
     for message in messages or []:
         role = getattr(message, "role", "user")
-        out.append({"role": str(getattr(role, "value", role)), "content": str(message.text)})
+        out.append({"role": str(getattr(role, "value", role)), "content": message_text(message)})
     return out
 
 
@@ -184,23 +197,36 @@ def _begin(workflow: Workflow, kwargs: dict[str, Any]) -> RunRecording | None:
     return run
 
 
+def response_fields(response: Any, text: str | None = None) -> dict[str, Any]:
+    """A model response as the record keeps it: the tool calls it asks for (name,
+    arguments, the provider's call id), else its text."""
+    calls = [
+        {"name": content.name, "arguments": content.arguments, "id": content.call_id}
+        for message in getattr(response, "messages", None) or ()
+        for content in getattr(message, "contents", None) or ()
+        if getattr(content, "type", None) == "function_call"
+    ]
+    if calls:
+        return {"response_type": "tool_calls", "response": calls}
+    return {"response_type": "text", "response": str(response.text) if text is None else text}
+
+
 def _streamed(run: RunRecording, method: str | None, call_id: str, stream: Any) -> Any:
-    """``stream`` with its updates' text gathered and noted as the response when it ends."""
-    texts: list[str] = []
+    """``stream`` with its updates gathered and noted as the response when it ends."""
+    updates: list[Any] = []
 
     def gather(update: Any) -> Any:
-        texts.append(str(getattr(update, "text", "") or ""))
+        updates.append(update)
         return update
 
     def done() -> None:
-        run.note(
-            "llm.response",
-            call_id=call_id,
-            method=method,
-            response_type="text",
-            response="".join(texts),
-            stream=True,
-        )
+        # The text as the updates carried it (merged, a response loses trailing space).
+        text = "".join(str(getattr(u, "text", "") or "") for u in updates)
+        try:
+            fields = response_fields(ChatResponse.from_updates(updates), text)
+        except Exception:
+            fields = {"response_type": "text", "response": text}
+        run.note("llm.response", call_id=call_id, method=method, stream=True, **fields)
 
     try:
         return stream.with_update_transform(gather).with_cleanup_hook(done)
@@ -209,13 +235,114 @@ def _streamed(run: RunRecording, method: str | None, call_id: str, stream: Any) 
         return stream
 
 
+def _arguments(arguments: Any) -> Any:
+    dump = getattr(arguments, "model_dump", None)
+    return dump() if callable(dump) else dict(arguments or {})
+
+
+def tool_output(result: Any) -> Any:
+    """A tool's result as the model was given it: Agent Framework parses a function's
+    return value into ``Content`` items (text: the value itself, or its JSON); their
+    text is what the record keeps (a tool returning raw values keeps them)."""
+    if isinstance(result, list) and result and all(hasattr(c, "type") for c in result):
+        if all(c.type == "text" for c in result):
+            return "".join(str(c.text) for c in result)
+        return [c.to_dict() if hasattr(c, "to_dict") else repr(c) for c in result]
+    return result
+
+
+class RecordingCheckpointStorage:
+    """A workflow's checkpoint storage, as a recorded run sees it: every call goes to
+    the storage the workflow was built or run with; each checkpoint saved is also noted
+    in the record (``checkpoint.saved``: its superstep, committed state, in-flight
+    messages and pending requests, as JSON data)."""
+
+    def __init__(self, storage: Any, run: RunRecording) -> None:
+        self._storage = storage
+        self._run = run
+
+    async def save(self, checkpoint: Any) -> Any:
+        saved = await self._storage.save(checkpoint)
+        try:
+            self._run.note(
+                "checkpoint.saved",
+                iteration=getattr(checkpoint, "iteration_count", None),
+                state=getattr(checkpoint, "state", None),
+                messages=getattr(checkpoint, "messages", None),
+                pending=sorted(map(str, getattr(checkpoint, "pending_request_info_events", ()))),
+            )
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording a checkpoint failed")
+        return saved
+
+    def __getattr__(self, name: str) -> Any:
+        # load, list_checkpoints, get_latest, delete, ...: the storage's own.
+        return getattr(self._storage, name)
+
+
+def _with_recorded_checkpoints(
+    workflow: Workflow, run: RunRecording, kwargs: dict[str, Any]
+) -> None:
+    """The run's checkpoint storage (``run(checkpoint_storage=...)``, else the one the
+    workflow was built with) passed to this run wrapped, so its saves are recorded."""
+    storage = kwargs.get("checkpoint_storage")
+    if storage is None:
+        # (Agent Framework keeps the builder's storage on the workflow's runner context.)
+        storage = getattr(getattr(workflow, "_runner_context", None), "_checkpoint_storage", None)
+    if storage is not None and not isinstance(storage, RecordingCheckpointStorage):
+        kwargs["checkpoint_storage"] = RecordingCheckpointStorage(storage, run)
+
+
+class RecordingMiddleware(FunctionMiddleware):
+    """Agent Framework function middleware that records each tool call of a recorded
+    run: its tool, arguments, executor and result (or error). It is put innermost, so
+    it sees the arguments the function gets and the result it gave, and never changes
+    either."""
+
+    async def process(
+        self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        run = capture.current()
+        if run is None:
+            await call_next()
+            return
+        method = _executor.get()
+        tool = getattr(context.function, "name", None)
+        call_id = context.metadata.get("call_id")
+        try:
+            run.note(
+                "tool.started",
+                method=method,
+                tool=tool,
+                args=_arguments(context.arguments),
+                call_id=call_id,
+            )
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording a tool call failed")
+        try:
+            await call_next()
+        except Exception as exc:
+            run.note("tool.failed", method=method, tool=tool, error=str(exc), call_id=call_id)
+            raise
+        try:
+            output = tool_output(context.result)
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording a tool result failed")
+            return
+        run.note("tool.finished", method=method, tool=tool, output=output, call_id=call_id)
+
+
+_MIDDLEWARE = RecordingMiddleware()
+
+
 def install() -> Callable[[], None]:
-    """Wrap the four places; returns the undo."""
+    """Wrap the five places; returns the undo."""
     if capture.Patches.installed(Workflow, "_run_core"):
         return lambda: None
     run_core = Workflow.__dict__["_run_core"]
     execute = Executor.__dict__["execute"]
     get_response = BaseChatClient.__dict__["get_response"]
+    tool_loop = FunctionInvocationLayer.__dict__["get_response"]
     build = WorkflowBuilder.__dict__["build"]
     patches = capture.Patches()
 
@@ -232,6 +359,10 @@ def install() -> Callable[[], None]:
                 yield event
             return
         run.note("flow.started", flow=getattr(self, "name", None) or "workflow")
+        try:
+            _with_recorded_checkpoints(self, run, kwargs)
+        except Exception:
+            LOG.exception("pytest-flows recorder: recording the run's checkpoints failed")
         token = capture._current.set(run)
         try:
             async for event in run_core(self, *args, **kwargs):
@@ -292,15 +423,22 @@ def install() -> Callable[[], None]:
                     "llm.response",
                     call_id=call_id,
                     method=method,
-                    response_type="text",
-                    response=str(response.text),
                     usage=dict(usage) if usage else None,
+                    **response_fields(response),
                 )
             except Exception:
                 LOG.exception("pytest-flows recorder: recording a model response failed")
             return response
 
         return answered()
+
+    @functools.wraps(tool_loop)
+    def _tool_loop(self: Any, *args: Any, middleware: Any = None, **kwargs: Any) -> Any:
+        if capture.current() is not None:
+            # The run's function middleware, ours last (innermost: closest to the function).
+            given = middleware if isinstance(middleware, list | tuple) else [middleware]
+            middleware = [*(m for m in given if m is not None), _MIDDLEWARE]
+        return tool_loop(self, *args, middleware=middleware, **kwargs)
 
     @functools.wraps(build)
     def _build(self: WorkflowBuilder, *args: Any, **kwargs: Any) -> Workflow:
@@ -316,6 +454,7 @@ def install() -> Callable[[], None]:
     patches.replace(Workflow, "_run_core", _run_core)
     patches.replace(Executor, "execute", _execute)
     patches.replace(BaseChatClient, "get_response", _get_response)
+    patches.replace(FunctionInvocationLayer, "get_response", _tool_loop)
     patches.replace(WorkflowBuilder, "build", _build)
     return patches.undo
 
@@ -325,7 +464,8 @@ def shadow(
 ) -> Callable[[], None]:
     """Record the workflow runs of this context into ``run`` (replay compares them).
 
-    (``answer_tool`` is crewAI's: Agent Framework's tools are answered by ``fake_tools``.)
+    (``answer_tool`` is crewAI's: Agent Framework's tools are answered at their body by
+    ``fake_tools``.)
     """
     undo = install()
     token = _shadow.set(run)

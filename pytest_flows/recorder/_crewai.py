@@ -7,6 +7,9 @@ order, so the record has the true order of method starts and finishes, LLM calls
 tool calls, crew kickoffs and human answers, on the thread that made them. It only
 copies what the event carries; it never raises into the flow. crewAI emits no event
 for a ``@persist`` save, so ``PersistenceDecorator.persist_state`` is wrapped too.
+A ``Flow(stream=True)`` kickoff gives its consumer these same events as frames;
+``Flow.stream_events`` and ``Flow.astream`` are wrapped to note that the run streamed,
+and a streamed LLM reply's chunks are recorded one by one.
 
 For a replay (``shadow``), ``BaseLLM._handle_tool_execution`` is wrapped as well: the
 functions an LLM call runs for the model's tool calls are answered from the record.
@@ -15,8 +18,10 @@ functions an LLM call runs for the model's tool calls are answered from the reco
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -185,6 +190,12 @@ def _llm_completed(run: RunRecording, source: Any, event: Any) -> None:
     )
 
 
+def _llm_chunk(run: RunRecording, source: Any, event: Any) -> None:
+    # A streamed reply's text, chunk by chunk, as a stream's consumer got it.
+    if getattr(event, "tool_call", None) is None:
+        run.note("llm.chunk", call_id=event.call_id, method=_method.get(), chunk=event.chunk)
+
+
 def _llm_failed(run: RunRecording, source: Any, event: Any) -> None:
     run.note("llm.failed", call_id=event.call_id, method=_method.get(), error=event.error)
 
@@ -271,6 +282,7 @@ _HANDLERS: dict[str, Callable[[RunRecording, Any, Any], None]] = {
     "llm_call_started": _llm_started,
     "llm_call_completed": _llm_completed,
     "llm_call_failed": _llm_failed,
+    "llm_stream_chunk": _llm_chunk,
     "tool_usage_started": _tool_started,
     "tool_usage_finished": _tool_finished,
     "tool_usage_error": _tool_error,
@@ -365,9 +377,32 @@ def _patch_tool_functions(patches: capture.Patches) -> None:
     patches.replace(BaseLLM, "_handle_tool_execution", _handle_tool_execution)
 
 
+#: Flows whose ``kickoff`` streams (``Flow(stream=True)``: ``stream_events`` or
+#: ``astream`` runs ``kickoff_async`` with ``stream`` switched off for the run).
+_streamed: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _patch_streaming(patches: capture.Patches) -> None:
+    for name in ("stream_events", "astream"):
+        original = Flow.__dict__.get(name)
+        if original is None or capture.Patches.installed(Flow, name):
+            continue
+
+        def wrapper(original: Any) -> Any:
+            @functools.wraps(original)
+            def streamed(self: Any, *args: Any, **kwargs: Any) -> Any:
+                with contextlib.suppress(Exception):
+                    _streamed.add(self)
+                return original(self, *args, **kwargs)
+
+            return streamed
+
+        patches.replace(Flow, name, wrapper(original))
+
+
 def install() -> Callable[[], None]:
-    """Wrap ``Flow.kickoff_async`` (and the ``@persist`` save) so sampled runs are
-    recorded; returns the undo."""
+    """Wrap ``Flow.kickoff_async`` (and the ``@persist`` save, and the streamed
+    kickoffs) so sampled runs are recorded; returns the undo."""
     if capture.Patches.installed(Flow, "kickoff_async"):
         return lambda: None
     original = Flow.__dict__["kickoff_async"]
@@ -375,9 +410,14 @@ def install() -> Callable[[], None]:
 
     @functools.wraps(original)
     async def kickoff_async(self: Flow[Any], inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        streamed = bool(_streamed) and self in _streamed
+        if streamed:
+            _streamed.discard(self)
         run = capture.begin(FRAMEWORK, _CREWAI_VERSION, target_of(self), {"inputs": inputs})
         if run is None:
             return await original(self, inputs, *args, **kwargs)
+        if streamed:
+            run.header["stream"] = True  # its consumer got the events as frames
         with capture.recording(run):
             token = add_stream_sink(CrewAISink(run))
             try:
@@ -393,6 +433,7 @@ def install() -> Callable[[], None]:
 
     patches.replace(Flow, "kickoff_async", kickoff_async)
     _patch_persistence(patches)
+    _patch_streaming(patches)
     return patches.undo
 
 

@@ -21,11 +21,13 @@ from agent_framework import (
     Content,
     Executor,
     FunctionInvocationLayer,
+    InMemoryCheckpointStorage,
     Message,
     WorkflowBuilder,
     WorkflowContext,
     handler,
     response_handler,
+    tool,
 )
 
 INSTRUCTIONS = "Write one line about the topic."
@@ -40,21 +42,26 @@ class HttpChatClient(FunctionInvocationLayer, BaseChatClient):
         self, *, messages: Any, stream: bool, options: Any, **kwargs: Any
     ) -> Any:
         async def respond() -> ChatResponse:
-            payload = {
-                "model": self.model,
-                "messages": [
-                    {"role": str(getattr(m.role, "value", m.role)), "content": m.text}
-                    for m in messages
-                ],
-            }
+            payload: dict[str, Any] = {"model": self.model, "messages": _wire(messages)}
+            tools = [t.to_json_schema_spec() for t in (options or {}).get("tools") or ()]
+            if tools:
+                payload["tools"] = tools
             async with httpx.AsyncClient() as client:
                 reply = await client.post(
                     os.environ["OPENAI_BASE_URL"] + "/chat/completions",
                     json=payload,
                     headers={"authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"},
                 )
-            text = reply.json()["choices"][0]["message"]["content"]
-            return ChatResponse(messages=[Message("assistant", [Content.from_text(text)])])
+            message = reply.json()["choices"][0]["message"]
+            contents = [
+                Content.from_function_call(
+                    call_id=call["id"],
+                    name=call["function"]["name"],
+                    arguments=call["function"]["arguments"],
+                )
+                for call in message.get("tool_calls") or ()
+            ] or [Content.from_text(message["content"])]
+            return ChatResponse(messages=[Message("assistant", contents)])
 
         if stream:
             return self._stream(respond())
@@ -69,6 +76,37 @@ class HttpChatClient(FunctionInvocationLayer, BaseChatClient):
                 yield ChatResponseUpdate(role="assistant", contents=[Content.from_text(word + " ")])
 
         return ResponseStream(updates(), finalizer=ChatResponse.from_updates)
+
+
+def _wire(messages: Any) -> list[dict[str, Any]]:
+    """Messages as the chat-completions API takes them (a tool's result as its text)."""
+    wire = []
+    for m in messages:
+        role = str(getattr(m.role, "value", m.role))
+        results = [c for c in m.contents if c.type == "function_result"]
+        content = m.text or " ".join(str(c.result) for c in results)
+        wire.append({"role": role, "content": content})
+    return wire
+
+
+#: What the order system says (a test changes it: the replay must not ask it).
+ORDER_STATUS = "shipped"
+
+
+@tool
+def lookup_order(query: str) -> str:
+    """Look up an order."""
+    return f"order {query}: {ORDER_STATUS}"
+
+
+@tool
+def find_order(query: str) -> str:
+    """Find an order (today's name of the lookup, in a test)."""
+    return f"order {query}: {ORDER_STATUS}"
+
+
+#: The clerk's tools (a test renames its lookup).
+CLERK_TOOLS: list[Any] = [lookup_order]
 
 
 class Publish(Executor):
@@ -138,5 +176,52 @@ def build_titled(title: str) -> Any:
     return (
         WorkflowBuilder(start_executor=writer, name=title, output_from=[publish])
         .add_edge(writer, publish)
+        .build()
+    )
+
+
+def build_clerk() -> Any:
+    """An agent with a tool: its model asks for ``lookup_order``, the agent runs it."""
+    clerk = Agent(
+        client=HttpChatClient(), name="clerk", instructions=INSTRUCTIONS, tools=list(CLERK_TOOLS)
+    )
+    publish = Publish(id="publish")
+    return (
+        WorkflowBuilder(start_executor=clerk, name="clerk-flow", output_from=[publish])
+        .add_edge(clerk, publish)
+        .build()
+    )
+
+
+#: How many words of the line today's code keeps in the workflow state (a test changes it).
+KEEP_WORDS = 2
+
+
+class Tally(Executor):
+    """Keeps the start of the agent's line in the workflow state (checkpointed)."""
+
+    @handler
+    async def tally(
+        self, response: AgentExecutorResponse, ctx: WorkflowContext[Never, str]
+    ) -> None:
+        words = response.agent_response.text.split()
+        ctx.set_state("kept", " ".join(words[:KEEP_WORDS]))
+        ctx.set_state("api_key", os.environ.get("OPENAI_API_KEY", ""))  # a secret in state
+        await ctx.yield_output(f"kept {len(words)} words")
+
+
+def build_checkpointed() -> Any:
+    """A workflow that saves a checkpoint after each superstep (production would use a
+    FileCheckpointStorage; the tests keep it in memory)."""
+    writer = Agent(client=HttpChatClient(), name="writer", instructions=INSTRUCTIONS)
+    tally = Tally(id="tally")
+    return (
+        WorkflowBuilder(
+            start_executor=writer,
+            name="checkpointed-flow",
+            output_from=[tally],
+            checkpoint_storage=InMemoryCheckpointStorage(),
+        )
+        .add_edge(writer, tally)
         .build()
     )

@@ -2,9 +2,9 @@
 
 ``python flight_af_production.py OUT_DIR BASE_URL`` runs the writer workflow (plain,
 then streamed), the review workflow (it pauses on ``request_info``; the answer is sent
-with ``run(responses=...)``) and a workflow built by a function that needs an
-argument; prints the outputs, the records written and the test modules loaded (none
-may be).
+with ``run(responses=...)``), a workflow built by a function that needs an
+argument, the clerk workflow (its agent calls a tool) and one that checkpoints; prints
+the outputs, the records written and the test modules loaded (none may be).
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ os.environ["OPENAI_BASE_URL"] = base_url
 os.environ.setdefault("OPENAI_API_KEY", "sk-production-key-af-0123456789")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from flight_af import Verdict, build_review, build_titled, build_writer  # noqa: E402
+from flight_af import (  # noqa: E402
+    Verdict,
+    build_checkpointed,
+    build_clerk,
+    build_review,
+    build_titled,
+    build_writer,
+)
 
 from pytest_flows.recorder import record_flows  # noqa: E402
 
@@ -45,6 +52,10 @@ async def main() -> dict[str, object]:
     outputs["review"] = [str(o) for o in answered.get_outputs()]
     titled = await build_titled("titled-flow").run("clouds")
     outputs["titled"] = [str(o) for o in titled.get_outputs()]
+    clerk = await build_clerk().run("lookup: A-17")
+    outputs["clerk"] = [str(o) for o in clerk.get_outputs()]
+    checkpointed = await build_checkpointed().run("the tide comes in twice a day")
+    outputs["checkpointed"] = [str(o) for o in checkpointed.get_outputs()]
     return outputs
 
 

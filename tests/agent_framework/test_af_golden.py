@@ -158,7 +158,7 @@ def test_a_type_removed_from_the_allow_list_is_codec(project: pytest.Pytester) -
     )
 
 
-def test_goldens_are_the_same_bytes_across_runs_hash_seeds_and_xdist(
+def test_goldens_are_the_same_bytes_across_runs_and_hash_seeds(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = golden_file(project).read_bytes()
@@ -168,6 +168,23 @@ def test_goldens_are_the_same_bytes_across_runs_hash_seeds_and_xdist(
         passed=1
     )
     assert golden_file(project).read_bytes() == first
+    # another process and hash seed (the plugin alone: the other plugins' imports cost
+    # seconds a run)
+    monkeypatch.setenv("PYTHONHASHSEED", "4242")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.runpytest_subprocess(
+        "-p", "pytest_flows.plugin", "--flows-golden-update"
+    ).assert_outcomes(passed=1)
+    assert golden_file(project).read_bytes() == first
+
+
+# Three interpreters: long mode; CI checks another process and hash seed in
+# test_goldens_are_the_same_bytes_across_runs_and_hash_seeds.
+@pytest.mark.long
+def test_xdist_workers_record_the_same_bytes(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = golden_file(project).read_bytes()
     monkeypatch.setenv("PYTHONHASHSEED", "4242")
     project.runpytest_subprocess(
         "-p", "no:randomly", "-p", "xdist", "-n", "2", "--flows-golden-update"

@@ -56,7 +56,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_a_recorded_workflow_replays_with_the_same_trace_and_outputs(flows, production):
     record = production["record"]
     assert production["test_modules"] == []
-    assert len(production["requests"]) == 4  # the real HTTP calls happened in production
+    assert len(production["requests"]) == 7  # the real HTTP calls happened in production
     assert [e["method"] for e in record.of_kind("method.started")] == ["writer", "publish"]
     assert record.of_kind("llm.request")[0]["method"] == "writer"
 
@@ -144,7 +144,7 @@ def test_flows_replay_and_export_rebuild_workflows_from_their_factory(pytester, 
     result = pytester.runpytest_inprocess(
         f"--flows-replay={directory}", "--flows-replay-allow=flight_af", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=3, failed=1)
+    result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["*does not name the function that builds 'titled-flow'*"])
     result.stdout.fnmatch_lines(["*record_flows(..., factories={'titled-flow': *"])
 
@@ -173,3 +173,77 @@ def test_factories_name_what_the_recorder_cannot_see(tmp_path):
         stop_recording()
     with pytest.raises(ValueError, match=r"'package\.module:build_workflow'"):
         record_flows(tmp_path, factories={"named": "build_writer"})
+
+
+# -- tools ----------------------------------------------------------------------------------
+def test_an_agent_s_tool_call_is_recorded_and_answered_from_the_record(
+    flows, production, monkeypatch
+):
+    record = production["records"]["clerk"]
+    (reply, _) = record.of_kind("llm.response")
+    assert reply["response_type"] == "tool_calls"
+    assert reply["response"][0]["name"] == "lookup_order"
+    (started,) = record.of_kind("tool.started")
+    (finished,) = record.of_kind("tool.finished")
+    assert started["method"] == "clerk" and started["args"] == {"query": "A-17"}
+    assert finished["output"] == "order A-17: shipped"
+    assert finished["call_id"] == started["call_id"] == reply["response"][0]["id"]
+    second = record.of_kind("llm.request")[1]
+    assert second["messages"][-1]["content"] == "[result order A-17: shipped]"
+
+    # Today's order system would answer otherwise: the replay answers from the record.
+    monkeypatch.setattr(flight_af, "ORDER_STATUS", "lost")
+    replayed = flows.replay(record.path, flight_af.build_clerk())
+    assert not replayed.diverged, replayed.report()
+    assert [str(o) for o in replayed.run.outputs] == production["outputs"]["clerk"]
+    (call,) = flows.bound("tools").calls  # the replay's fake_tools answered it
+    assert call.caller["tool"] == "lookup_order" and call.caller["method"] == "clerk"
+    assert call.reply == "order A-17: shipped"
+
+
+def test_an_agent_s_tool_called_otherwise_today_is_reported(flows, production, monkeypatch):
+    record = read_record(production["records"]["clerk"].path)
+    (started,) = record.of_kind("tool.started")
+    started["args"] = {"query": "B-2"}  # production's tool ran for B-2 (a wrapper rewrote it)
+    first = flows.replay(record, flight_af.build_clerk()).first
+    assert first is not None and first.kind == "tool"
+    assert first.where == "tool call 1 of lookup_order in method clerk"
+    assert 'called with {"query": "A-17"}; recorded: {"query": "B-2"}' in first.message
+
+    # Today's code renamed the tool: the model would be offered find_order, so the
+    # recorded reply (a call of lookup_order) cannot be given; the run stops there.
+    monkeypatch.setattr(flight_af, "CLERK_TOOLS", [flight_af.find_order])
+    renamed = flows.replay(production["records"]["clerk"].path, flight_af.build_clerk())
+    prompt, calls, unused, *_ = renamed.divergences
+    assert prompt.kind == "prompt" and prompt.where == "LLM call 1 of method clerk"
+    assert prompt.message == "tools offered were ['lookup_order'], now ['find_order']"
+    assert calls.kind == "tool" and calls.where == "LLM call 1 of method clerk"
+    assert "calls tool lookup_order, which today's code does not offer" in calls.message
+    assert unused.kind == "tool" and "today's code did not make it" in unused.message
+    assert renamed.run.error is not None
+
+
+# -- checkpoints ----------------------------------------------------------------------------
+def test_checkpoints_are_recorded_and_compared(flows, production, monkeypatch):
+    record = production["records"]["checkpointed"]
+    saves = record.of_kind("checkpoint.saved")
+    assert [s["iteration"] for s in saves] == [0, 1, 2]  # entry, then after each superstep
+    assert saves[-1]["state"]["kept"] == "7 words,"
+    assert saves[-1]["state"]["api_key"] == "<secret>"  # scrubbed, and not compared
+    assert production["outputs"]["checkpointed"] == ["kept 7 words"]
+
+    replayed = flows.replay(record.path, flight_af.build_checkpointed())
+    assert not replayed.diverged, replayed.report()
+
+    monkeypatch.setattr(flight_af, "KEEP_WORDS", 1)  # today's code keeps less
+    changed = flows.replay(record.path, flight_af.build_checkpointed())
+    (first,) = changed.divergences
+    assert first.kind == "state" and first.where == "checkpoint 3 (superstep 2)"
+    assert '-  "kept": "7 words,"' in first.diff and '+  "kept": "7"' in first.diff
+
+
+def test_the_production_key_reaches_no_agent_framework_record(production):
+    import gzip
+
+    for record in production["records"].values():
+        assert "sk-production-key-af" not in gzip.decompress(record.path.read_bytes()).decode()

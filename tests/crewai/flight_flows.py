@@ -50,6 +50,18 @@ class TicketFlow(Flow):
         return "answered: " + reply
 
 
+class StreamFlow(Flow):
+    """Its LLM streams its reply (run as ``Flow(stream=True)``: the consumer gets the
+    chunks as frames)."""
+
+    @start()
+    def draft(self) -> str:
+        llm = LLM(model="gpt-4o-mini", temperature=0, stream=True)
+        return str(
+            llm.call([{"role": "user", "content": f"Draft a reply to: {self.state['ticket']}"}])
+        )
+
+
 class RaceFlow(Flow):
     """Two listeners of one start race; each notes when its (slow or fast) LLM call returned."""
 

@@ -23,7 +23,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 os.environ["FLIGHT_DB"] = os.path.join(out, "production.db")
 
-from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow  # noqa: E402
+from flight_flows import (  # noqa: E402
+    AgentFlow,
+    PersistFlow,
+    RaceFlow,
+    StreamFlow,
+    TicketFlow,
+    ToolFlow,
+)
 
 from pytest_flows.recorder import record_flows  # noqa: E402
 
@@ -43,6 +50,11 @@ streamed.stream = True  # Flow(stream=True): kickoff returns a StreamSession of 
 session = streamed.kickoff(inputs={"ticket": "streamed: my screen is blank"})
 results["streamed_frames"] = len(list(session))
 results["streamed"] = session.result
+drafting = StreamFlow()
+drafting.stream = True  # its LLM streams too: the chunks reach the consumer as frames
+frames = list(drafting.kickoff(inputs={"ticket": "my invoice shows the wrong amount"}))
+results["chunks"] = [f.content for f in frames if f.type == "llm_stream_chunk"]
+results["stream_frames"] = [f.type for f in frames]
 results["tool"] = ToolFlow().kickoff(inputs={"order": "A-17"})
 results["agent"] = AgentFlow().kickoff(inputs={"order": "B-5"})
 results["persist"] = PersistFlow().kickoff(inputs={"ticket": "reset my password"})

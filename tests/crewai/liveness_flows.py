@@ -19,6 +19,9 @@ from pydantic import BaseModel, PrivateAttr
 
 #: Built at import, before any test: the harness cannot manage it.
 MODULE_LOCK = threading.Lock()
+# The deadlock's own: its aborted threads may hold it a while as they unwind, and a
+# later test's flow on MODULE_LOCK would wait for them (seen under load, in random order).
+DEADLOCK_LOCK = threading.Lock()
 
 
 class GuardedState(BaseModel):
@@ -97,12 +100,12 @@ class ModuleLockDeadlock(Flow[GateState]):
 
     @listen(begin)
     def left(self) -> None:
-        with MODULE_LOCK:
+        with DEADLOCK_LOCK:
             self.state._gate.wait()
 
     @listen(begin)
     def right(self) -> None:
-        with MODULE_LOCK:
+        with DEADLOCK_LOCK:
             self.state._gate.set()
 
 

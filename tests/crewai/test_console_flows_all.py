@@ -48,11 +48,21 @@ def test_a_flows_test_stays_quiet_by_default(flows, capsys):
 """
 
 
-@pytest.mark.parametrize("args", [["-p", "no:flows"], ["--flows-all"]], ids=["bare", "flows-all"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        # The bare run only shows the inner tests pass without the plugin (a control of
+        # the tests themselves); CI runs the flows-all case, the property under test.
+        pytest.param(["-p", "no:flows"], marks=pytest.mark.long, id="bare"),
+        pytest.param(["--flows-all"], id="flows-all"),
+    ],
+)
 def test_capsys_sees_the_console_under_flows_all(
-    pytester: pytest.Pytester, args: list[str]
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     pytester.makepyfile(test_console=TEST)
     selected = ["-k", "reads"] if "no:flows" in args else []
-    result = pytester.runpytest_subprocess("-p", "no:randomly", *args, *selected)
+    # the plugin alone: the other plugins' imports cost seconds a run
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-p", "pytest_flows.plugin", *args, *selected)
     result.assert_outcomes(passed=2 if selected else 3)

@@ -94,6 +94,13 @@ SCRIPT = textwrap.dedent(
             state = run.state
             state_id = state["id"] if isinstance(state, dict) else state.id
             sys.stdout.write(f"{{state_id}}\\n")
+
+    # An exploration's text (its outcomes, schedules and conflicts).
+    from explore_flows import CheckThenWrite
+    from pytest_flows import explore
+    from pytest_flows._internal.snapshot import snapshot_text
+    with FlowsSession(test_id="tests::explore-hash") as session:
+        sys.stdout.write(snapshot_text(explore(session, CheckThenWrite, max_schedules=300)))
     """
 )
 
@@ -105,6 +112,7 @@ def test_subprocesses_with_different_hash_seeds_agree(tmp_path: Path) -> None:
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
     outputs = outputs_under_hash_seeds(script)
     assert outputs[0].count("flow finished") == 4 + 13
+    assert "Exploration (complete)" in outputs[0]
     assert len(set(outputs)) == 1, "another hash seed, another trace"
     # ... and they agree with this process: the seeds' outcomes of the lost update.
     in_process = {seed: lost_update(seed) for seed in range(13)}

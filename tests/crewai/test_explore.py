@@ -198,6 +198,8 @@ with FlowsSession(test_id="tests::explore-hash") as session:
 """
 
 
+# CI: test_determinism's script explores the same flow under two hash seeds.
+@pytest.mark.long
 def test_the_exploration_text_is_the_same_under_other_hash_seeds(
     flows: FlowsSession, tmp_path: Path
 ) -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +18,37 @@ FLOWS = Path(__file__).parent
 
 TEST = """
 import sys
+import time
 sys.path.insert(0, {here!r})
 import pytest
+from crewai.flow.flow import Flow, listen, start
+from pydantic import BaseModel
 from explore_flows import CheckThenWrite, OwnFields
-from scheduler_flows import LostUpdate
+
+
+class Counter(BaseModel):
+    n: int = 0
+
+
+class LostUpdate(Flow[Counter]):
+    # two listeners, read-pause-write: the smallest lost update (2 outcomes)
+    @start()
+    def begin(self):
+        return None
+
+    def _bump(self):
+        n = self.state.n
+        time.sleep(0.01)
+        self.state.n = n + 1
+
+    @listen(begin)
+    def a(self):
+        self._bump()
+
+    @listen(begin)
+    def b(self):
+        self._bump()
+
 
 def test_schedule(flows):
     run = flows.run(CheckThenWrite)
@@ -45,18 +77,57 @@ def test_nothing_ran(flows):
 """
 
 
-def test_races_fail_names_the_field_methods_and_lines(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "lost_update or fields")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
+@dataclasses.dataclass(frozen=True)
+class Races:
+    """One pytest run of every races="fail" test above: the outcomes and each failure's text."""
+
+    outcomes: dict[str, str]
+    sections: dict[str, str]
+    stdout: str
+
+    def lines(self, test: str, patterns: list[str]) -> None:
+        assert test in self.sections, self.stdout[-4000:]
+        pytest.LineMatcher(self.sections[test].splitlines()).fnmatch_lines(patterns)
+
+
+@pytest.fixture(scope="module")
+def races(tmp_path_factory: pytest.TempPathFactory) -> Races:
+    # One interpreter for the five races tests (each a crewAI import otherwise).
+    folder = tmp_path_factory.mktemp("races")
+    (folder / "test_it.py").write_text(TEST.format(here=str(FLOWS)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PY_COLORS"] = "0"
+    args = ["-p", "no:randomly", "-p", "no:cacheprovider", "-rA", "-k", "not test_schedule"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "test_it.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    stdout = done.stdout
+    outcomes = {
+        m[2]: m[1] for m in re.finditer(r"^(PASSED|FAILED|ERROR) test_it\.py::(\w+)", stdout, re.M)
+    }
+    # pytest heads each failure's report with "____ test_name ____"
+    parts = re.split(r"^_{3,} (\w+) _{3,}$", stdout, flags=re.M)
+    sections = dict(zip(parts[1::2], parts[2::2], strict=True))
+    return Races(outcomes, sections, stdout)
+
+
+def test_races_fail_names_the_field_methods_and_lines(races: Races) -> None:
+    assert races.outcomes["test_lost_update_races"] == "FAILED", races.stdout[-4000:]
+    assert races.outcomes["test_own_fields_do_not"] == "PASSED", races.stdout[-4000:]
+    races.lines(
+        "test_lost_update_races",
         [
             "*state race(s)*",
-            "*state.n: a (scheduler_flows.py:2*) and b (scheduler_flows.py:2*)*",
-            "*LostUpdate: schedules lead to 3 outcomes, for instance:*",
-            "*state={\"n\": 1}*<- flows.run(LostUpdate, schedule='s')*",
+            "*state.n: a (test_it.py:*) and b (test_it.py:*)*",
+            "*LostUpdate: schedules lead to 2 outcomes, for instance:*",
+            "*state={\"n\": 1}*<- flows.run(LostUpdate, schedule='s*')*",
             "*state={\"n\": 2}*<- flows.run(LostUpdate, schedule='s*')*",
-        ]
+        ],
     )
 
 
@@ -66,7 +137,7 @@ def test_races_fail_names_the_field_methods_and_lines(pytester: pytest.Pytester)
 )
 def test_the_command_line_schedule_replays_in_every_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "no:randomly", "-s", "-k", "schedule", "--flows-schedule=s000000111"
     )
     result.assert_outcomes(passed=1)
@@ -79,27 +150,26 @@ def test_a_damaged_schedule_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*a flows schedule is a string like 's0102'*"])
 
 
-def test_races_fail_reruns_a_flow_given_as_an_instance(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "instance_races")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+def test_races_fail_reruns_a_flow_given_as_an_instance(races: Races) -> None:
+    assert races.outcomes["test_instance_races"] == "FAILED", races.stdout[-4000:]
+    races.lines(
+        "test_instance_races",
         [
-            "*state.n: a (scheduler_flows.py:2*) and b (scheduler_flows.py:2*)*",
-            "*LostUpdate: schedules lead to 3 outcomes, for instance:*",
-        ]
+            "*state.n: a (test_it.py:*) and b (test_it.py:*)*",
+            "*LostUpdate: schedules lead to 2 outcomes, for instance:*",
+        ],
     )
 
 
-def test_races_fail_counts_the_runs_explore_made(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "explored_races")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*state.n: a (*) and b (*)*", "*LostUpdate: schedules lead to*"])
+def test_races_fail_counts_the_runs_explore_made(races: Races) -> None:
+    assert races.outcomes["test_explored_races"] == "FAILED", races.stdout[-4000:]
+    races.lines(
+        "test_explored_races", ["*state.n: a (*) and b (*)*", "*LostUpdate: schedules lead to*"]
+    )
 
 
-def test_races_fail_on_a_test_that_runs_no_flow_says_so(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-k", "nothing_ran")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*races='fail'*checks the flows this test runs, but it ran none*"])
+def test_races_fail_on_a_test_that_runs_no_flow_says_so(races: Races) -> None:
+    assert races.outcomes["test_nothing_ran"] == "FAILED", races.stdout[-4000:]
+    races.lines(
+        "test_nothing_ran", ["*races='fail'*checks the flows this test runs, but it ran none*"]
+    )

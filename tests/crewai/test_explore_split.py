@@ -39,6 +39,18 @@ def test_whole(flows, worker_id):
 """
 
 
+def test_the_parts_of_a_split_search_find_what_the_whole_finds(flows: FlowsSession) -> None:
+    options = flows.run(CheckThenWrite, schedule="s").extras["chooser"].choices[0].options
+    assert len(options) == 2  # the parts cover the first choice point's options
+    whole = explore(flows, CheckThenWrite)
+    parts = [explore(flows, CheckThenWrite, prefix=f"s{first}") for first in range(2)]
+    assert whole.complete and all(part.complete for part in parts)
+    assert sorted({t for part in parts for t in part.texts}) == whole.texts
+    assert len(whole.texts) == 4
+
+
+# CI: the test above, in one process (xdist here starts three interpreters).
+@pytest.mark.long
 def test_parts_explored_on_two_workers_find_what_the_whole_finds(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import flight_flows
 import pytest
-from flight_flows import AgentFlow, PersistFlow, RaceFlow, TicketFlow, ToolFlow
+from flight_flows import AgentFlow, PersistFlow, RaceFlow, StreamFlow, TicketFlow, ToolFlow
 from loopback_openai import LoopbackOpenAI
 
 from pytest_flows._internal.errors import FlowsUsageError
@@ -28,7 +28,9 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One production process records every run these tests replay (the slow part: it
     imports crewAI)."""
     out = tmp_path_factory.mktemp("recordings")
-    with LoopbackOpenAI(delays={"slow lookup": 0.3}) as server:
+    # The slow lookup's answer is held back long enough that the fast one comes back
+    # first even on a loaded machine (0.3 s was not: the race flipped under load).
+    with LoopbackOpenAI(delays={"slow lookup": 1.0}) as server:
         done = subprocess.run(
             [sys.executable, str(HERE / "flight_production.py"), str(out), server.base_url],
             capture_output=True,
@@ -49,6 +51,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "ToolFlow": "tool",
             "PersistFlow": "persist",
             "AgentFlow": "agent",
+            "StreamFlow": "chunks",
         }
         name = special.get(record.target.rpartition(":")[2]) or (
             "long"
@@ -69,6 +72,7 @@ def test_the_production_process_loaded_no_test_dependency(production):
     assert production["test_modules"] == []
     assert sorted(production["records"]) == [
         "agent",
+        "chunks",
         "failed",
         "long",
         "persist",
@@ -105,9 +109,35 @@ def test_a_streaming_run_is_recorded_and_replays(flows, production):
     record = production["records"]["streamed"]
     assert production["results"]["streamed_frames"] > 0
     assert record.outcome == "finished"
+    assert record.header["stream"] is True
     replayed = flows.replay(record.path, TicketFlow)
     assert not replayed.diverged, replayed.report()
     assert replayed.run.output == production["results"]["streamed"]
+
+
+def test_a_streamed_reply_replays_with_the_same_chunks(flows, production, monkeypatch):
+    """Flow(stream=True) with a streaming LLM: the consumer got the reply's chunks as
+    frames; the record has them, and the replay streams the same chunks."""
+    record = production["records"]["chunks"]
+    chunks = production["results"]["chunks"]
+    assert len(chunks) > 1 and "llm_stream_chunk" in production["results"]["stream_frames"]
+    assert record.header["stream"] is True
+    assert [e["chunk"] for e in record.of_kind("llm.chunk")] == chunks
+
+    replayed = flows.replay(record.path, StreamFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == "".join(chunks)
+    (stream,) = [e for e in replayed.replayed_trace.events if e.kind == "llm.stream"]
+    assert json.loads(dict(stream.fields)["chunks"]) == chunks
+    assert replayed.replayed_trace == replayed.recorded_trace
+
+    # A replay that streamed other chunks is reported (here: the record's chunks of
+    # that reply no longer make up its text, so the replay answers it unstreamed).
+    edited = read_record(record.path)
+    edited.of_kind("llm.chunk")[0]["chunk"] = "Dear customer, "
+    (first, *_) = flows.replay(edited, StreamFlow).divergences
+    assert first.kind == "stream" and first.where == "streamed reply 1 of method draft"
+    assert first.message.startswith("streamed 0 chunk(s) []; recorded 4:")
 
 
 def test_every_recorded_request_and_answer_is_in_the_record(production):
@@ -183,7 +213,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
     run_ids = sorted(record.run_id for record in production["records"].values())
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=8)
+    refused.assert_outcomes(failed=9)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_flows*"])
 
     result = pytester.runpytest_inprocess(
@@ -193,7 +223,7 @@ def test_flows_replay_collects_every_record_as_a_test(pytester, production):
         "no:randomly",
         "-v",
     )
-    result.assert_outcomes(passed=8)
+    result.assert_outcomes(passed=9)
     for run_id in run_ids:
         result.stdout.fnmatch_lines([f"*test_replay?{run_id}?*PASSED*"])
 
@@ -429,22 +459,26 @@ def _finished(method):  # type: ignore[no-untyped-def]
     return lambda x: x.get("kind") == "method.finished" and x.get("method") == method
 
 
+def _slow_appended_first(lines):  # type: ignore[no-untyped-def]
+    """The race's record, edited: the flow's output says slow appended first."""
+    from pytest_flows._internal.trace import render_value
+
+    for line in lines:
+        if line.get("kind") == "end":
+            line["output"] = ["slow", "fast"]
+            line["rendered"] = render_value(["slow", "fast"])
+        if line.get("kind") == "method.finished" and line.get("method") == "report":
+            line["rendered"] = render_value(["slow", "fast"])
+    return lines
+
+
 def test_the_recorded_order_is_rebuilt_as_a_schedule_else_by_a_seed(flows, production, tmp_path):
     """Without the recorded latencies to steer it, the replay searches the scheduler's
     schedules for the recorded order (breadth first from seed 0's), then the seeds."""
-    from pytest_flows._internal.trace import render_value
 
-    def finished_fast_first_appended_slow_first(lines):  # type: ignore[no-untyped-def]
-        for line in lines:
-            if line.get("kind") == "end":
-                line["output"] = ["slow", "fast"]
-                line["rendered"] = render_value(["slow", "fast"])
-            if line.get("kind") == "method.finished" and line.get("method") == "report":
-                line["rendered"] = render_value(["slow", "fast"])
-        return lines
-
+    # fast finished first, yet slow appended first
     by_schedule = flows.replay(
-        _race_record(production, tmp_path, "a", finished_fast_first_appended_slow_first), RaceFlow
+        _race_record(production, tmp_path, "a", _slow_appended_first), RaceFlow
     )
     assert not by_schedule.diverged, by_schedule.report()
     assert by_schedule.schedule not in (None, "s")  # seed 0 finishes slow first: searched
@@ -474,5 +508,23 @@ def test_an_order_the_runtime_cannot_produce_is_said_so(flows, production, tmp_p
     path = _race_record(production, tmp_path, "impossible", report_too_early)
     result = flows.replay(path, RaceFlow, schedules=8, seeds=2)
     assert result.first is not None and result.first.kind == "order"
-    assert "could not express the recorded interleaving within the search" in result.interleaving
-    assert "seeds [0, 1]" in result.interleaving
+    # Today's report is an and_(slow, fast) listener: no schedule can start it earlier,
+    # and the report says so instead of blaming the search's budget.
+    assert result.interleaving == (
+        "The recorded order cannot happen under today's code: report started before it "
+        "could be triggered: today's report listens to and(slow, fast); slow had not "
+        "finished (fast had) (no schedule or seed can give it, so none was searched)."
+    )
+
+
+def test_a_search_out_of_budget_says_so(flows, production, tmp_path):
+    """A possible order the search's budget did not reach is not called impossible."""
+
+    path = _race_record(production, tmp_path, "budget", _slow_appended_first)
+    result = flows.replay(path, RaceFlow, schedules=1, seeds=1)
+    assert result.first is not None and result.first.kind == "order"
+    assert result.interleaving.startswith(
+        "The search's budget ran out before the recorded order of method starts and "
+        "finishes came back: 1 schedule(s) and the seeds [0] were tried. It was not "
+        "shown impossible"
+    )

@@ -243,7 +243,20 @@ def test_a_missing_golden_says_how_to_record_it(pytester: pytest.Pytester) -> No
     )
 
 
-def test_goldens_are_the_same_bytes_under_other_hash_seeds_and_xdist(
+def test_goldens_are_the_same_bytes_under_another_hash_seed(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = golden_file(project).read_bytes()
+    monkeypatch.setenv("PYTHONHASHSEED", "987")
+    result = project.runpytest_subprocess("-p", "no:randomly", "--flows-golden-update")
+    result.assert_outcomes(passed=1)
+    assert golden_file(project).read_bytes() == first
+
+
+# CI: the test above (another hash seed, another process) and
+# test_snapshot_stability (xdist workers write the same snapshot bytes).
+@pytest.mark.long
+def test_goldens_are_the_same_bytes_under_xdist_and_check_under_another_hash_seed(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = golden_file(project).read_bytes()

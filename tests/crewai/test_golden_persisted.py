@@ -168,7 +168,24 @@ def test_unchanged_flows_pass_and_re_record_the_same_bytes(
         passed=2
     )
     assert {t: golden(project, t).read_bytes() for t in before} == before
-    # another process, hash seed and xdist worker: the checkpoints' event records too
+    # another process and hash seed: the checkpoints' event records too (the plugin
+    # alone: the other plugins' imports cost seconds a run)
+    monkeypatch.setenv("PYTHONHASHSEED", "987")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.runpytest_subprocess(
+        "-p", "pytest_flows.plugin", "--flows-golden-update"
+    ).assert_outcomes(passed=2)
+    for test, recorded in before.items():
+        assert_same_text(recorded, golden(project, test).read_bytes())
+
+
+# Three interpreters: long mode; CI checks another process and hash seed in
+# test_unchanged_flows_pass_and_re_record_the_same_bytes.
+@pytest.mark.long
+def test_xdist_workers_re_record_the_same_bytes(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = {t: golden(project, t).read_bytes() for t in ("test_review", "test_steps")}
     monkeypatch.setenv("PYTHONHASHSEED", "987")
     project.runpytest_subprocess(
         "-p", "no:randomly", "-p", "xdist", "-n", "2", "--flows-golden-update"

@@ -54,7 +54,7 @@ def test_a_deadlock_over_a_module_lock_fails_within_seconds_naming_it() -> None:
         session.run(ModuleLockDeadlock)
     message = str(caught.value)
     assert "blocked outside the scheduler" in message
-    assert "MODULE_LOCK is a lock of module liveness_flows" in message
+    assert "DEADLOCK_LOCK is a lock of module liveness_flows" in message
     assert "in left" in message and "in right" in message  # every thread's stack
     assert _wall() - started < 30
 

@@ -299,7 +299,9 @@ def test_a_failing_flows_tests_report_shows_no_secret_the_session_started_with(
         """
     )
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    # the plugin alone: the other plugins' imports cost seconds a run
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-p", "pytest_flows.plugin")
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert "- pytest-flows trace -" in output

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 from crewai_versions import needs_json_default
+from long_mode import LONG
 
 FLOWS = """
 from crewai.flow.flow import Flow, listen, or_, start
@@ -105,21 +106,23 @@ def test_snapshots_are_byte_identical_across_hash_seeds_workers_and_orders(
 ) -> None:
     _project(pytester)
 
-    monkeypatch.setenv("PYTHONHASHSEED", "0")
-    serial = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+    # Written first in this process (its own hash seed: random unless set), ...
+    serial = pytester.runpytest_inprocess("--snapshot-update", "-p", "no:randomly")
     serial.assert_outcomes(passed=5)
     written = _snapshot_bytes(pytester)
     text = written.decode()
     assert '"alpha", "beta", "kappa", "mu", "omega", "zeta"' in text  # sets: sorted
     assert "or(alpha, beta, gamma): won" in text
 
-    # Written from scratch under another hash seed, two xdist workers, random order
-    # and another scheduler seed (one that does not change the order): the same
-    # bytes, so every snapshot of the first run matches there too.
+    # Written from scratch under another hash seed, random order and another
+    # scheduler seed (one that does not change the order), and in the long mode by
+    # two xdist workers (three interpreters): the same bytes, so every snapshot of
+    # the first run matches there too.
     shutil.rmtree(pytester.path / "__snapshots__")
     monkeypatch.setenv("PYTHONHASHSEED", "4242")
+    workers = ["-n", "2"] if LONG else ["-p", "no:xdist"]
     rewritten = pytester.runpytest_subprocess(
-        "--snapshot-update", "-n", "2", "-p", "randomly", "--randomly-seed=99", "--flows-seed=3"
+        "--snapshot-update", *workers, "-p", "randomly", "--randomly-seed=99", "--flows-seed=3"
     )
     rewritten.assert_outcomes(passed=5)
     assert _snapshot_bytes(pytester) == written

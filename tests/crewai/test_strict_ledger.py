@@ -61,12 +61,16 @@ _SOURCE: list[str] = []
 
 
 @pytest.fixture
-def run(pytester: pytest.Pytester) -> pytest.RunResult:
-    # One subprocess run (crewai imports in seconds) serves every test here.
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.RunResult:
+    # One subprocess run (crewai imports in seconds) serves every test here; with the
+    # plugin alone (the other plugins' imports cost seconds a run).
     if "run" not in _RUNS:
         path = pytester.makepyfile(test_user=USER_TESTS)
         _SOURCE.extend(path.read_text().splitlines())
-        _RUNS["run"] = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        _RUNS["run"] = pytester.runpytest_subprocess(
+            "-p", "pytest_flows.plugin", "-p", "no:cacheprovider"
+        )
     return _RUNS["run"]
 
 

@@ -50,7 +50,8 @@ def note(framework: str, name: str, build: Callable[[], FlowGraph]) -> None:
 
 @contextlib.contextmanager
 def collecting() -> Iterator[list[Started]]:
-    """Collect the runs started until exit (one test)."""
+    """Collect the runs started until exit (one test; inside another collection, the
+    runs are the outer one's too)."""
     global _active
     notes: list[Started] = []
     with _lock:
@@ -60,3 +61,5 @@ def collecting() -> Iterator[list[Started]]:
     finally:
         with _lock:
             _active = previous
+            if previous is not None:
+                previous.extend(notes)

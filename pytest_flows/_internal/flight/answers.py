@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_flows._internal.flight.format import Record, jsonable
+from pytest_flows._internal.flight.format import Record, jsonable, message_text
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
 from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.replies import ProviderError, ToolCall
+from pytest_flows._internal.replies import ProviderError, Stream, ToolCall
 from pytest_flows._internal.script import ALWAYS
 
 __all__ = ["Answers", "People", "Tools", "bound_or_new", "calls_of", "render_messages"]
@@ -49,11 +49,17 @@ def calls_of(record: Record) -> list[_Call]:
     ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
+    # A streamed reply's chunks, by call id (the replay streams the same chunks).
+    chunks: dict[str, list[str]] = defaultdict(list)
     for entry in record.entries:
         kind = entry.get("kind")
         if kind == "llm.request":
             requests[str(entry.get("call_id"))] = entry
-        elif kind == "tool.started":
+        elif kind == "llm.chunk":
+            chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
+        elif kind == "tool.started" and record.framework == "crewai":
+            # (Agent Framework's tool loop calls the tools between model calls, never
+            # inside one: its tool calls are the model's reply, recorded as such.)
             for call_id, asked in requests.items():
                 if asked.get("thread") == entry.get("thread") and not entry.get("agent"):
                     ran[call_id].append(entry)
@@ -66,6 +72,9 @@ def calls_of(record: Record) -> list[_Call]:
             method = str(request.get("method") or "")
             counts[method] += 1
             answer = _answer(entry)
+            streamed = chunks.pop(call_id, [])
+            if streamed and isinstance(answer, str) and "".join(streamed) == answer:
+                answer = Stream(tuple(streamed))
             if (
                 tools_run
                 and entry.get("call_type", "tool_call") == "tool_call"
@@ -154,8 +163,9 @@ def _plain_messages(messages: Any) -> Any:
             plain.append(message)
             continue
         role = getattr(message, "role", "?")
-        text = getattr(message, "text", None)
-        if text is None:
+        if hasattr(message, "text"):
+            text: Any = message_text(message)
+        else:
             text = getattr(message, "content", message)
         plain.append({"role": str(getattr(role, "value", role)), "content": str(text)})
     return json.loads(json.dumps(plain, default=str))
@@ -224,9 +234,26 @@ class Answers:
                         seq=call.seq,
                     )
                 )
+            self._check_offered(call, request, where)
             return _given(call.answer)
 
         return answer
+
+    def _check_offered(self, call: _Call, request: Any, where: str) -> None:
+        """A recorded reply calling a tool today's code does not offer: the recorded
+        answer cannot be given (the model would not be asked for it now)."""
+        if not isinstance(call.answer, list):
+            return
+        offered = list(request.tools or [])
+        missing = [c.name for c in call.answer if isinstance(c, ToolCall) and c.name not in offered]
+        if not missing:
+            return
+        message = (
+            f"the recorded reply calls tool {', '.join(missing)}, which today's code does "
+            f"not offer (it offers {offered})"
+        )
+        self.divergences.append(Divergence("tool", where, message, seq=call.seq))
+        raise ReplayDivergenceError(f"pytest-flows replay: {where}: {message}")
 
     def _unrecorded(self, request: Any) -> Any:
         method = (request.caller or {}).get("method", "(none)")
@@ -265,12 +292,18 @@ class _ToolCall:
 def _toolcalls_of(record: Record) -> list[_ToolCall]:
     # A crew is answered whole from the record: its agents' tools are not called.
     crews = bool(record.of_kind("crew.finished", "crew.failed"))
-    pending: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+    pending: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     calls: list[_ToolCall] = []
     for entry in record.entries:
         kind = entry.get("kind")
-        key = (entry.get("thread"), entry.get("tool"))
+        # A call's start and end: by the tool loop's call id where the record has one
+        # (Agent Framework runs a reply's tool calls concurrently), else by thread and tool.
+        key = (
+            (entry.get("call_id"),)
+            if entry.get("call_id")
+            else (entry.get("thread"), entry.get("tool"))
+        )
         if kind == "tool.started":
             pending[key].append(entry)
         elif kind in ("tool.finished", "tool.failed") and pending[key]:

@@ -200,14 +200,14 @@ class RunRecording:
         """Add one entry (values are copied as JSON data now: later mutation is not seen)."""
         try:
             entry = {"kind": kind, **{k: jsonable(v) for k, v in fields.items()}}
-            thread = threading.current_thread()
-            entry["thread"] = thread.name
-            size = len(json.dumps(entry, ensure_ascii=False, default=repr))
+            entry["thread"] = threading.current_thread().name
+            size = _size(entry)
             with self._lock:
                 if self._done:
                     return
                 entry["seq"] = next(self._seq)
-                entry["t"] = round(time.perf_counter() - self._t0, 6)
+                # (rounded by the writer, off the flow's thread)
+                entry["t"] = time.perf_counter() - self._t0
                 if self._size + size > self.recorder.max_bytes:
                     self._over_cap = True
                     return
@@ -261,6 +261,23 @@ class RunRecording:
             recorder.writer.submit(write)
         except Exception:
             LOG.exception("pytest-flows recorder: finishing a record failed")
+
+
+def _size(entry: dict[str, Any]) -> int:
+    """About the length of ``entry`` as a JSON line, cheaply: the in-memory cap's
+    measure (the writer cuts the record at the exact size). Short strings and numbers
+    are counted, not encoded; only structured values are."""
+    size = 2
+    for key, value in entry.items():
+        size += len(key) + 4
+        kind = type(value)
+        if kind is str:
+            size += len(value) + 2
+        elif value is None or kind is bool or kind is int or kind is float:
+            size += 8
+        else:
+            size += len(json.dumps(value, ensure_ascii=False, default=repr))
+    return size
 
 
 def distribution_version(distribution: str) -> str:

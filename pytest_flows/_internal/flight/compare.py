@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from pytest_flows._internal.flight.answers import render_messages
 from pytest_flows._internal.flight.capture import RunRecording
@@ -17,6 +18,8 @@ from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.trace import Trace, TraceEvent, render_value
 
 __all__ = ["compare", "guide_of", "order_of", "trace_of"]
+
+T = TypeVar("T")
 
 ORDER_KINDS = ("method.started", "method.finished", "method.failed")
 
@@ -44,12 +47,32 @@ def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     ]
 
 
+def streams_of(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each streamed LLM reply's chunks, in order, by call id."""
+    chunks: dict[str, list[str]] = defaultdict(list)
+    for entry in entries:
+        if entry.get("kind") == "llm.chunk":
+            chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
+    return chunks
+
+
 def trace_of(entries: list[dict[str, Any]], outcome: dict[str, Any]) -> Trace:
-    """A record's flow-level events as a normalized trace (ids and clocks normalized)."""
+    """A record's flow-level events as a normalized trace (ids and clocks normalized);
+    a streamed LLM reply's chunks are one event (the stream its consumer got)."""
     normalizer = Normalizer()
     events = []
+    chunks = streams_of(entries)
     for entry in entries:
         kind = str(entry.get("kind"))
+        if kind == "llm.response" and chunks.get(str(entry.get("call_id"))):
+            streamed = chunks[str(entry.get("call_id"))]
+            events.append(
+                TraceEvent(
+                    kind="llm.stream",
+                    name=str(entry.get("method") or "-"),
+                    fields=(("chunks", normalizer.text(json.dumps(streamed))),),
+                )
+            )
         if kind == "flow.started":
             events.append(TraceEvent(kind=kind, name=str(entry.get("flow"))))
         elif kind in ORDER_KINDS:
@@ -118,7 +141,9 @@ def compare(
                         seq=int(entry.get("seq", 0)),
                     )
                 )
+    divergences += _stream_divergences(record.entries, replayed.entries)
     divergences += _state_divergences(record.entries, replayed.entries)
+    divergences += _checkpoint_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
     if record.outcome != end["outcome"] or (
         record.outcome == "failed"
@@ -144,25 +169,91 @@ def compare(
     return divergences, trace_of(record.entries, record.end), trace_of(replayed.entries, end)
 
 
+def _paired(
+    recorded: list[T], now: list[T], key: Callable[[T], str]
+) -> Iterator[tuple[str, int, T | None, T | None]]:
+    """The n-th item of each key on both sides, as (key, n, recorded, now), in the
+    record's order (now None: today's code has fewer); then today's items beyond the
+    record's (recorded None)."""
+    todays: dict[str, list[T]] = defaultdict(list)
+    for item in now:
+        todays[key(item)].append(item)
+    seen: dict[str, int] = defaultdict(int)
+    for item in recorded:
+        name = key(item)
+        index = seen[name]
+        seen[name] += 1
+        items = todays[name]
+        yield name, index, item, items[index] if index < len(items) else None
+    for name, items in todays.items():
+        for index, item in enumerate(items[seen[name] :], seen[name]):
+            yield name, index, None, item
+
+
+def _streamed_calls(entries: list[dict[str, Any]]) -> list[tuple[str, list[str], int]]:
+    """(method, chunks, seq) of each streamed reply, in the order the replies ended."""
+    chunks = streams_of(entries)
+    return [
+        (str(e.get("method") or "(none)"), chunks[str(e.get("call_id"))], int(e.get("seq", 0)))
+        for e in entries
+        if e.get("kind") == "llm.response" and chunks.get(str(e.get("call_id")))
+    ]
+
+
+def _stream_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th streamed reply of each method: the same chunks, in the same order."""
+    divergences = []
+    pairs = _paired(_streamed_calls(recorded), _streamed_calls(replayed), lambda c: c[0])
+    for method, index, was, now in pairs:
+        where = f"streamed reply {index + 1} of method {method}"
+        got = now[1] if now is not None else []
+        if was is None:
+            divergences.append(
+                Divergence(
+                    "stream",
+                    where,
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded 0: "
+                    "the record has this reply unstreamed",
+                    seq=10**9,
+                )
+            )
+        elif got != was[1]:
+            divergences.append(
+                Divergence(
+                    "stream",
+                    where,
+                    f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
+                    f"{len(was[1])}: {json.dumps(was[1])[:200]}",
+                    seq=was[2],
+                )
+            )
+    return divergences
+
+
 def _state_divergences(
     recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
 ) -> list[Divergence]:
     """The n-th ``@persist`` save of each method, recorded vs now (ids normalized)."""
-    saves: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for entry in replayed:
-        if entry.get("kind") == "state.saved":
-            saves[str(entry.get("method"))].append(entry)
-    seen: dict[str, int] = defaultdict(int)
     divergences = []
     normalizer = Normalizer()
-    for entry in recorded:
-        if entry.get("kind") != "state.saved":
+    saved, saved_now = (
+        [e for e in side if e.get("kind") == "state.saved"] for side in (recorded, replayed)
+    )
+    for method, index, entry, save in _paired(saved, saved_now, lambda e: str(e.get("method"))):
+        if entry is None:
+            divergences.append(
+                Divergence(
+                    "state",
+                    f"state saved after method {method}",
+                    "today's code persisted a state the record does not have",
+                    seq=10**9,
+                )
+            )
             continue
-        method = str(entry.get("method"))
-        index = seen[method]
-        seen[method] += 1
         where = f"state saved after method {method}" + (f" (save {index + 1})" if index else "")
-        if index >= len(saves[method]):
+        if save is None:
             divergences.append(
                 Divergence(
                     "state",
@@ -173,7 +264,7 @@ def _state_divergences(
             )
             continue
         recorded_state = _without_id(entry.get("state"))
-        state = _masked_as(recorded_state, _without_id(saves[method][index].get("state")))
+        state = _masked_as(recorded_state, _without_id(save.get("state")))
         was = normalizer.text(render_value(recorded_state))
         now = normalizer.text(render_value(state))
         if was != now:
@@ -195,18 +286,94 @@ def _state_divergences(
                     seq=int(entry.get("seq", 0)),
                 )
             )
-    for method, entries in saves.items():
-        for extra in entries[seen[method] :]:
+    return divergences
+
+
+def _checkpoint_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th Agent Framework checkpoint, recorded vs now: its committed state, its
+    in-flight messages and pending requests. Each side is normalized on its own (an
+    agent session's uuid is new in every run: the same uuid in the same places is the
+    same checkpoint)."""
+    divergences = []
+    was, today = (
+        [e for e in side if e.get("kind") == "checkpoint.saved"] for side in (recorded, replayed)
+    )
+    for _, index, entry, now in _paired(was, today, lambda e: ""):
+        if entry is None:
+            assert now is not None
             divergences.append(
                 Divergence(
                     "state",
-                    f"state saved after method {method}",
-                    "today's code persisted a state the record does not have",
+                    f"checkpoint {index + 1} (superstep {now.get('iteration')})",
+                    "today's code saved a checkpoint the record does not have",
                     seq=10**9,
                 )
             )
-            del extra
+            continue
+        where = f"checkpoint {index + 1} (superstep {entry.get('iteration')})"
+        seq = int(entry.get("seq", 0))
+        if now is None:
+            divergences.append(
+                Divergence(
+                    "state",
+                    where,
+                    "the record has this checkpoint; today's code did not save it",
+                    seq=seq,
+                )
+            )
+            continue
+        recorded_view = _checkpoint_view(entry)
+        view = _masked_as(recorded_view, _checkpoint_view(now))
+        if Normalizer().text(_text(recorded_view)) != Normalizer().text(_text(view)):
+            diff = "\n".join(
+                difflib.unified_diff(
+                    Normalizer().text(_text(recorded_view, indent=1)).splitlines(),
+                    Normalizer().text(_text(view, indent=1)).splitlines(),
+                    "recorded",
+                    "now",
+                    lineterm="",
+                )
+            )
+            divergences.append(
+                Divergence("state", where, "the checkpoint differs from the record", diff, seq=seq)
+            )
     return divergences
+
+
+#: A model response's envelope, which the provider gave and a replay's model cannot
+#: (it answers from the record): ids, finish reason, usage, timestamps. Not behaviour.
+_ENVELOPE = frozenset(
+    {
+        "message_id",
+        "response_id",
+        "finish_reason",
+        "usage_details",
+        "created_at",
+        "model_id",
+        "conversation_id",
+        "raw_representation",
+    }
+)
+
+
+def _checkpoint_view(entry: dict[str, Any]) -> Any:
+    return _without_envelope(
+        {key: entry.get(key) for key in ("iteration", "state", "messages", "pending")}
+    )
+
+
+def _without_envelope(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_envelope(v) for k, v in value.items() if k not in _ENVELOPE}
+    if isinstance(value, list):
+        return [_without_envelope(v) for v in value]
+    return value
+
+
+def _text(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, sort_keys=True, default=str)
 
 
 def _without_id(state: Any) -> Any:

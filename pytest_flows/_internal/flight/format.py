@@ -9,6 +9,7 @@ every kind and field. Reading a record is inert: it parses JSON and nothing else
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import enum
@@ -28,6 +29,7 @@ __all__ = [
     "Record",
     "RecordError",
     "jsonable",
+    "message_text",
     "read_record",
     "record_paths",
 ]
@@ -45,7 +47,8 @@ class RecordError(ValueError):
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
     """``value`` as plain JSON data: pydantic models dumped, dataclasses as dicts,
-    sets sorted, anything else its ``repr`` (never fails, never imports)."""
+    objects with ``to_dict()`` as its dict, sets sorted, anything else its ``repr``
+    (never fails, never imports)."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -78,7 +81,42 @@ def jsonable(value: Any, _depth: int = 0) -> Any:
             f.name: jsonable(getattr(value, f.name, None), _depth + 1)
             for f in dataclasses.fields(value)
         }
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        # Agent Framework's messages and responses (its serialization mixin).
+        try:
+            return jsonable(to_dict(), _depth + 1)
+        except Exception:
+            return repr(value)
     return repr(value)
+
+
+def message_text(message: Any) -> str:
+    """An Agent Framework message's text as a record and a replay compare it: its text,
+    or, for a message with none (a model's tool calls, a tool's results), what its
+    contents say (``[call name {arguments}]``, ``[result ...]``)."""
+    text = getattr(message, "text", None)
+    if text:
+        return str(text)
+    parts = []
+    for content in getattr(message, "contents", None) or ():
+        kind = getattr(content, "type", None)
+        if kind == "text":
+            parts.append(str(getattr(content, "text", "")))
+        elif kind == "function_call":
+            arguments = getattr(content, "arguments", None)
+            if isinstance(arguments, str):
+                with contextlib.suppress(ValueError):
+                    arguments = json.loads(arguments or "{}")
+            shown = json.dumps(jsonable(arguments), sort_keys=True)
+            parts.append(f"[call {getattr(content, 'name', '?')} {shown}]")
+        elif kind == "function_result":
+            result = getattr(content, "result", None)
+            if isinstance(result, list):
+                result = "".join(str(getattr(item, "text", item)) for item in result)
+            error = getattr(content, "exception", None)
+            parts.append(f"[result {result if error is None else f'error: {error}'}]")
+    return " ".join(parts) if parts else ("" if text is None else str(text))
 
 
 @dataclass

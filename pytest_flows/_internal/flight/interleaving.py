@@ -16,9 +16,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from pytest_flows._internal.coverage import notes
 from pytest_flows._internal.flight.answers import Answers, People, Tools, calls_of
 from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
 from pytest_flows._internal.flight.compare import compare, guide_of, order_of
+from pytest_flows._internal.flight.feasibility import impossible_start
 from pytest_flows._internal.flight.format import Record
 from pytest_flows._internal.flight.result import ReplayResult
 from pytest_flows._internal.schedule import Chooser, encode
@@ -68,6 +70,9 @@ class Attempts:
         self.same_order: ReplayResult | None = None
         #: Methods overlapped in the recorded run: the interleaving inside them matters.
         self.concurrent = _overlapping(self.recorded_order)
+        #: Why today's flow cannot produce the recorded order at all (its graph says so).
+        self.impossible: str | None = None
+        self.schedules_tried = 0
 
     def run(
         self, *, seed: int | None = None, chooser: _Guided | None = None
@@ -76,9 +81,7 @@ class Attempts:
         answers, session, record = self.answers, self.session, self.record
         answers.install(self.fake, self.count)
         self.people.install(session, self.count, answers.current(self.count))
-        if record.framework == "crewai" or self.tools.calls:
-            # (Agent Framework's own tools are not recorded: they run as they are.)
-            self.tools.install(session, answers.current(self.count))
+        self.tools.install(session, answers.current(self.count))
         assert self.memory is not None
         replayed = RunRecording(self.memory, record.framework, "", record.target, record.run_kwargs)
         undo = self.shadow.shadow(replayed, answer_tool=self.tools.answer)
@@ -92,7 +95,12 @@ class Attempts:
                     stack.enter_context(session.scheduler.following(chooser))
                 else:
                     stack.enter_context(reseeded(session.scheduler, seed))
+                graphs = stack.enter_context(notes.collecting()) if self.count == 1 else []
                 run = session.run(self.target, raise_on_error=False, **record.run_kwargs)
+            if graphs:
+                # Today's flow, as the adapter reads it: is the recorded order possible?
+                graph = next((g.graph for g in graphs if g.graph is not None), None)
+                self.impossible = impossible_start(record.entries, graph)
         finally:
             undo()
         divergences, recorded_trace, replayed_trace = compare(record, replayed, run)
@@ -162,6 +170,14 @@ def by_schedule(attempts: Attempts, budget: int) -> ReplayResult | None:
             attempts.same_order = attempts.same_order or result
         if attempts.stopped:
             return None
+        if attempts.impossible is not None and attempts.same_order is None:
+            assert attempts.first is not None
+            attempts.first.interleaving = (
+                f"The recorded order cannot happen under today's code: {attempts.impossible} "
+                "(no schedule or seed can give it, so none was searched)."
+            )
+            attempts.stopped = True
+            return None
         # A choice made after the first method event that differs cannot have changed
         # it: only those before are tried (all of them when only results differ) ...
         differs = _first_difference(order, recorded)
@@ -181,13 +197,14 @@ def by_schedule(attempts: Attempts, budget: int) -> ReplayResult | None:
             )
     if attempts.first is not None and attempts.same_order is None:
         attempts.first.interleaving = (
-            "The scheduler cannot express the recorded interleaving: no schedule gives the "
-            f"recorded order of method starts and finishes (all {tried} that could were tried)."
+            "The recorded order cannot happen under today's code: no schedule gives it (every "
+            f"one that could change it was tried, {tried} in all)."
             if not pending
             else ""
         )
     if not pending:
         attempts.stopped = True
+    attempts.schedules_tried = tried
     return None
 
 
@@ -211,8 +228,9 @@ def by_seed(attempts: Attempts, seeds: int) -> ReplayResult | None:
     if attempts.same_order is not None:
         return None
     attempts.first.interleaving = (
-        "The scheduler could not express the recorded interleaving within the search: "
-        f"neither the schedules tried nor the seeds {candidates} gave the recorded order "
-        "of method starts and finishes."
+        "The search's budget ran out before the recorded order of method starts and "
+        f"finishes came back: {attempts.schedules_tried} schedule(s) and the seeds "
+        f"{candidates} were tried. It was not shown impossible: a larger budget "
+        "(flows.replay(..., schedules=...)) may find it."
     )
     return None

@@ -20,7 +20,7 @@ class ReplayDivergenceError(FlowsError):
 class Divergence:
     """One way the replay differs from the record; ``seq`` is where in the record."""
 
-    kind: str  # prompt, request, unused, tool, state, method, output, order, outcome
+    kind: str  # prompt, request, unused, tool, state, stream, method, output, order, outcome
     where: str
     message: str
     diff: str = ""

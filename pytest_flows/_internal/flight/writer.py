@@ -64,6 +64,8 @@ def encode_record(
     size = len(lines[0]) + 1
     kept = 0
     for entry in masked:
+        if isinstance(entry.get("t"), float):
+            entry = {**entry, "t": round(entry["t"], 6)}
         line = _dumps(entry)
         if size + len(line) + 1 > max_bytes:
             break

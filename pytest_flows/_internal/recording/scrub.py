@@ -62,14 +62,27 @@ class Scrubber:
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()  # HTTP calls come from the flow's worker threads
         self._patterns: dict[str, re.Pattern[str]] = {}
+        #: The values, longest first, and their patterns (kept until a value is added:
+        #: ``text`` runs once per string of a record).
+        self._ordered: tuple[list[str], list[re.Pattern[str]], list[bytes]] | None = None
         for value in values:
             self.add(value)
 
     # -- what is secret -------------------------------------------------------------------
     @property
     def values(self) -> list[str]:
+        return list(self._in_order()[0])
+
+    def _in_order(self) -> tuple[list[str], list[re.Pattern[str]], list[bytes]]:
         with self._lock:
-            return sorted(self._patterns, key=len, reverse=True)
+            if self._ordered is None:
+                values = sorted(self._patterns, key=len, reverse=True)
+                self._ordered = (
+                    values,
+                    [self._patterns[value] for value in values],
+                    [value.encode("utf-8") for value in values],
+                )
+            return self._ordered
 
     def add(self, value: Any) -> None:
         """Remember a secret value (an ``Authorization`` value counts with and without scheme)."""
@@ -86,6 +99,7 @@ class Scrubber:
             with self._lock:
                 if text not in self._patterns:
                     self._patterns[text] = secret_pattern(text)
+                    self._ordered = None
 
     def _add_basic(self, credentials: str) -> None:
         try:
@@ -104,14 +118,11 @@ class Scrubber:
     # -- removing it ----------------------------------------------------------------------------
     def text(self, text: str) -> str:
         """``text`` with every known secret, in any spelling, replaced by the placeholder."""
-        values = self.values
+        values, patterns, needles = self._in_order()
         if not values:
             return text
-        with self._lock:
-            patterns = [self._patterns[value] for value in values]
         for pattern in patterns:  # longest first: a key that contains another goes whole
             text = pattern.sub(PLACEHOLDER, text)
-        needles = [value.encode("utf-8") for value in values]
         return _BASE64.sub(lambda match: _hide_base64(match.group(0), needles), text)
 
     def value(self, data: Any) -> Any:
