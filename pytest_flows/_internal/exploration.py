@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.conflicts import Conflict, conflicts_in
 from pytest_flows._internal.errors import FlowsError, FlowsUsageError, require_bool
-from pytest_flows._internal.participants import LAST_WRITE
 from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule import Choice, Chooser, Step, decode, encode
+from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, SleepSets, Summary, dependent
 from pytest_flows._internal.trace import without_addresses
 
 if TYPE_CHECKING:
@@ -164,23 +164,62 @@ class _Node:
     choice: Choice
     backtrack: set[int]
     done: set[int]
+    #: The options in the order they were explored, each with its step (sleep sets).
+    explored: list[int] = dataclasses.field(default_factory=list)
+    summaries: dict[int, Summary] = dataclasses.field(default_factory=dict)
+    #: The options asleep here (covered by an earlier branch: never tried).
+    asleep: frozenset[int] = frozenset()
+
+
+def _summaries(chooser: Chooser) -> list[Summary]:
+    """What the chosen thread's step did at each choice point of a run (for sleep sets):
+    the accesses of the steps until the next choice point, ``pool:jobs`` if a pool thread
+    took a job there, and the sync objects of the thread's step before (a blocked
+    acquire records its access before it waits)."""
+    reads: list[set[str]] = [set() for _ in chooser.choices]
+    writes: list[set[str]] = [set() for _ in chooser.choices]
+    latest: dict[int, int] = {}
+    pending: list[set[str]] = [set() for _ in chooser.choices]
+    first: dict[int, int] = {}
+    for k, choice in enumerate(chooser.choices):
+        if choice.kind == "thread":
+            first.setdefault(choice.step, k)
+    for i, step in enumerate(chooser.steps):
+        at = first.get(i)
+        if at is not None and step.thread in latest:
+            before = chooser.steps[latest[step.thread]]
+            pending[at].update(
+                key for key in (*before.reads, *before.writes) if key.startswith("sync:")
+            )
+        latest[step.thread] = i
+        if 0 <= step.choice < len(reads):
+            reads[step.choice].update(step.reads)
+            writes[step.choice].update(step.writes)
+    for k in chooser.job_choices:
+        if 0 <= k < len(writes):
+            writes[k].add(JOBS)
+    for k in chooser.clock_choices:
+        if 0 <= k < len(reads):
+            reads[k].add(CLOCK)
+    return [
+        Summary(frozenset(reads[k] | pending[k]), frozenset(writes[k] | pending[k]))
+        for k in range(len(chooser.choices))
+    ]
+
+
+def _plan(tree: list[_Node], upto: int) -> list[list[tuple[int, Summary]]]:
+    """For each of the first ``upto`` choice points: the options explored there before
+    the one taken now, with their steps (they sleep in the branch taken now)."""
+    plan: list[list[tuple[int, Summary]]] = []
+    for node in tree[:upto]:
+        taken = node.choice.index
+        before = node.explored[: node.explored.index(taken)] if taken in node.explored else []
+        plan.append([(i, node.summaries[i]) for i in before if i in node.summaries])
+    return plan
 
 
 def _dependent(a: Step, b: Step) -> bool:
-    return _overlap(a.writes, b.reads.keys() | b.writes.keys()) or _overlap(b.writes, a.reads)
-
-
-def _overlap(these: Iterable[str], those: Iterable[str]) -> bool:
-    """Whether a key of one touches a key of the other: the same, or one inside the
-    other (``state.cfg`` holds ``state.cfg.retries``)."""
-    for x in these:
-        for y in those:
-            if x.startswith(LAST_WRITE) and y.startswith(LAST_WRITE):
-                if x != y:  # the last of two writes wins: equal values commute
-                    return True
-            elif x == y or x.startswith(y + ".") or y.startswith(x + "."):
-                return True
-    return False
+    return dependent(a.reads, a.writes, b.reads, b.writes)
 
 
 def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:
@@ -218,7 +257,7 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         clocks.append(clock)
         last[task] = j
         if race >= 0:
-            _reverse(tree, steps, _woken_by(steps, chooser.loops, base, race), j)
+            _reverse(tree, steps, clocks, _woken_by(steps, chooser.loops, base, race), j)
 
 
 def _woken_by(
@@ -249,18 +288,24 @@ def _join(into: dict[tuple[int, int], int], other: dict[tuple[int, int], int]) -
 def _reverse(
     tree: list[_Node],
     steps: list[Step],
+    clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
 ) -> None:
     """Make a later schedule run step ``j`` (or what leads to it) before step ``at``.
 
     At the choice point where ``at`` began (Flanagan and Godefroid): ``j``'s thread
-    when it was ready there (and did not run ``at``); otherwise every option of that
-    point, since any of them may lead to ``j`` first: the thread that hands ``j`` its
-    work, another pool thread for ``j``'s job (when ``at``'s thread was to run it), the
-    clock when ``j``'s thread slept, a thread that releases what ``j`` waits for.
-    Trying only some of them (the first that hands ``j`` its work, the clock) missed
-    orders seeds reach (three listeners appending to one list: the last started first).
+    when it was ready there (and did not run ``at``); the clock option if ``j``'s thread
+    slept there and its wait ends at the moment the clock runs to. Otherwise one of the
+    *initials* of what leads to ``j`` (source sets, Abdulla et al.): the first steps after
+    ``at``, not after it, that happen before ``j`` with nothing of that chain before them
+    (the loop's task that hands ``j``'s thread its job, the job that wakes it). Every
+    order running ``j`` before ``at`` begins with one of them, so one is enough. Only
+    when none of them can be run there (its thread ran ``at``, or it is neither ready nor
+    woken by the clock: a thread that a release not recorded as an access lets go) is
+    every option of the point tried; trying only the likeliest guess (the clock) once
+    missed orders seeds reach (three listeners appending to one list: the last started
+    first).
     """
     thread = steps[j].thread
     for k in range(steps[at].choice, -1, -1):
@@ -277,17 +322,61 @@ def _reverse(
             # first (source sets, Abdulla et al.); the others only put it off.
             node.backtrack.add(options.index(0))
         else:
-            node.backtrack.update(range(len(options)))
+            found = _initial_options(node.choice, steps, clocks, at, j)
+            if found is None:
+                node.backtrack.update(range(len(options)))
+            elif not found & (node.backtrack | node.asleep):
+                node.backtrack.add(min(found))
         return
+
+
+def _initial_options(
+    choice: Choice,
+    steps: list[Step],
+    clocks: list[dict[tuple[int, int], int]],
+    at: int,
+    j: int,
+) -> set[int] | None:
+    """The options of ``choice`` (where ``at`` began) that run an initial of the chain
+    leading to ``j`` first (see :func:`_reverse`); None if some initial cannot be run
+    there (then only every option is safe)."""
+    first = (steps[at].thread, steps[at].task)
+    target = clocks[j]
+    chain: list[int] = []
+    for e in range(at + 1, j + 1):
+        task = (steps[e].thread, steps[e].task)
+        if e != j and target.get(task, -1) < e:
+            continue  # not on the way to j
+        if clocks[e].get(first, -1) >= at:
+            continue  # after ``at``: runs after it in every order
+        chain.append(e)
+    initials = [
+        e
+        for e in chain
+        if not any(clocks[e].get((steps[d].thread, steps[d].task), -1) >= d for d in chain if d < e)
+    ]
+    options = choice.options
+    ran = options[choice.index]
+    found: set[int] = set()
+    for e in initials:
+        seq = steps[e].thread
+        if seq in options and seq != ran:
+            found.add(options.index(seq))
+        elif seq in choice.woken and ran != 0:
+            found.add(options.index(0))
+        else:
+            return None
+    return found or None
 
 
 def _next_prefix(tree: list[_Node], fixed: int = 0) -> list[int] | None:
     for k in range(len(tree) - 1, fixed - 1, -1):
         node = tree[k]
-        pending = sorted(node.backtrack - node.done)
+        pending = sorted(node.backtrack - node.done - node.asleep)
         if pending:
             choice = pending[0]
             node.done.add(choice)
+            node.explored.append(choice)
             node.choice = dataclasses.replace(node.choice, index=choice)
             del tree[k + 1 :]
             return [n.choice.index for n in tree]
@@ -380,14 +469,22 @@ def explore_schedules(
         fixed = decode(prefix)
         following: list[int] | None = fixed
         while following is not None and len(choosers) < max_schedules:
-            chooser = Chooser(following, schedule=prefix if not choosers else "")
+            sleep = SleepSets(_plan(tree, len(following))) if reduction else None
+            chooser = Chooser(following, schedule=prefix if not choosers else "", sleep=sleep)
             one(chooser)
+            summaries = _summaries(chooser)
             for node, choice in zip(tree, chooser.choices, strict=False):
                 # The same choice point, but this run's threads: their numbers (seqs) are
                 # new each run, and the reduction matches them against this run's steps.
                 node.choice = choice
-            fresh = [_Node(c, {c.index}, {c.index}) for c in chooser.choices[len(tree) :]]
+            fresh = [
+                _Node(c, {c.index}, {c.index}, [c.index]) for c in chooser.choices[len(tree) :]
+            ]
             tree.extend(fresh)
+            for k, node in enumerate(tree[: len(chooser.choices)]):
+                node.summaries.setdefault(node.choice.index, summaries[k])
+                if sleep is not None and k < len(sleep.asleep):
+                    node.asleep = sleep.asleep[k]
             _add_backtracks(chooser, tree, reduction)
             following = _next_prefix(tree, len(fixed))
         complete = following is None and not caveats

@@ -27,6 +27,7 @@ __all__ = [
     "current",
     "internal_lock",
     "note_caveat",
+    "note_clock_read",
     "real_monotonic",
     "record_access",
     "recording",
@@ -140,6 +141,14 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
             task=running_task(me),
             loop=me.is_loop,
         )
+
+
+def note_clock_read() -> None:
+    """Tell the schedule being explored that the running thread read the virtual clock
+    (its step is then not the same step after the clock moved: see schedule_sleep.py)."""
+    me = current()
+    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+        me.sched.chooser.read_clock()
 
 
 def recording() -> bool:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.schedule_sleep import SleepSets
 
 __all__ = ["Choice", "Chooser", "Step", "decode", "encode"]
 
@@ -109,8 +110,13 @@ class Chooser:
         schedule: str = "",
         wrap: bool = False,
         passive: bool = False,
+        sleep: SleepSets | None = None,
     ) -> None:
         self.prefix = list(prefix or [])
+        #: The sleep sets of the search this run belongs to (None: no reduction).
+        self.sleep = sleep
+        #: The virtual clock's reading at the choice point being made (set by the scheduler).
+        self.now: float | None = None
         #: Records what the run accessed while the seed makes every choice (the race
         #: check of a seeded run: it records that run, it does not replace it).
         self.passive = passive
@@ -139,6 +145,10 @@ class Chooser:
         self._latest_task: dict[tuple[int, int], int] = {}  # (thread, task) -> its latest step
         self._task_ids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._tasks_seen = 0
+        #: The choice points after which a pool thread took a job off its queue.
+        self.job_choices: set[int] = set()
+        #: The choice points after which the running thread read the virtual clock.
+        self.clock_choices: set[int] = set()
 
     def task_id(self, task: Any) -> int:
         """The number of an asyncio task in this run (0 for None: no task)."""
@@ -150,6 +160,15 @@ class Chooser:
             self._tasks_seen += 1
             found = self._task_ids[task] = self._tasks_seen
         return found
+
+    def read_clock(self) -> None:
+        """The running thread read the virtual clock (a deadline, ``time.monotonic()``)."""
+        self.clock_choices.add(len(self.choices) - 1)
+
+    def ran(self, thread: int) -> None:
+        """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""
+        if self.sleep is not None:
+            self.sleep.ran(thread)
 
     def _step(self, thread: int, choice: int, task: int | None = None) -> Step:
         task = self._jobs.get(thread, 0) if task is None else task
@@ -202,6 +221,9 @@ class Chooser:
     def job_started(self, thread: int) -> None:
         """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
         self._jobs[thread] = self._jobs.get(thread, 0) + 1
+        if self.sleep is not None:
+            self.sleep.job_taken()
+        self.job_choices.add(len(self.choices) - 1)
         step = self.steps[-1] if self.steps else None
         if step is not None and step.thread == thread and not (step.reads or step.writes):
             step.task = self._jobs[thread]  # the step that handed it over is the job's
@@ -215,6 +237,13 @@ class Chooser:
         index = self.prefix[at] if at < len(self.prefix) else 0
         if self.wrap:
             index %= len(options)
+        if self.sleep is not None and kind == "thread" and index < len(options):
+            self.sleep.settle(self.steps, options, self.now)
+            index = self.sleep.choose(
+                at, options, index if at < len(self.prefix) else None, self.loops
+            )
+        elif self.sleep is not None:
+            self.sleep.asleep.append(frozenset())
         if index >= len(options):
             self.misfit = FlowsUsageError(
                 f"schedule {self.schedule_text or encode(self.prefix)!r} does not fit this run: "

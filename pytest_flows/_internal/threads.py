@@ -323,6 +323,8 @@ class ThreadScheduler:
         """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready."""
         if me.outside:
             self._reenter(me)
+        if deadline is not None and self.chooser is not None:
+            self.chooser.read_clock()  # a deadline is the clock's reading plus a wait
         while True:
             if ready_when():
                 return True
@@ -450,6 +452,7 @@ class ThreadScheduler:
         if len(seqs) == 1:
             return default
         self.chooser.loops.update(p.seq for p in options if p.is_loop)
+        self.chooser.now = now  # the sleep sets wake every thread when the clock moves
         try:
             index = self.chooser.pick("thread", tuple(seqs), woken)
         except FlowsUsageError as error:
@@ -597,6 +600,7 @@ class ThreadScheduler:
                 nxt = self._pick(ready)
             self._holder = nxt
             self.switches += 1
+        self._note_holder(nxt)
         nxt._wake.release()
 
     def _reenter(self, me: Participant) -> None:
@@ -608,6 +612,7 @@ class ThreadScheduler:
             take = self._holder is None and self._aborted is None
             if take:
                 self._holder = me
+                self._note_holder(me)
         note, me.note = me.note, ""
         if not take:
             self._park(me)
@@ -655,8 +660,14 @@ class ThreadScheduler:
                 return False
             self._holder = nxt
             self.switches += 1
+        self._note_holder(nxt)
         nxt._wake.release()
         return True
+
+    def _note_holder(self, p: Participant) -> None:
+        """``p`` runs next: a schedule's sleep sets must know (it is no longer asleep)."""
+        if self.chooser is not None:
+            self.chooser.ran(p.seq)
 
     def _park(self, me: Participant) -> None:
         me._wake.acquire()
@@ -674,6 +685,7 @@ class ThreadScheduler:
                 return
             nxt = ready[0]
             self._holder = nxt
+        self._note_holder(nxt)
         nxt._wake.release()
 
     def fresh_run(self) -> None:
