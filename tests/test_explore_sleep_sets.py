@@ -1,0 +1,80 @@
+"""Sleep sets (pytest_flows._internal.schedule_sleep): which threads a branch leaves asleep
+and what wakes them. The flows-level effect is in tests/crewai/test_explore.py (the
+locked twin of the lost update explores complete in a few dozen schedules)."""
+
+from __future__ import annotations
+
+from pytest_flows._internal.schedule import Step
+from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, SleepSets, Summary
+
+
+def _summary(reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> Summary:
+    return Summary(frozenset(reads), frozenset(writes))
+
+
+def _asleep_after(plan_summary: Summary, step: Step, *, now: float = 0.0) -> bool:
+    """Thread 7 was explored first at choice 0 (threads 7 and 8 ready), thread 8 runs
+    ``step``: is 7 still asleep at the next choice point?"""
+    sleep = SleepSets([[(0, plan_summary)]])
+    assert sleep.choose(0, (7, 8), 1, loops=set()) == 1
+    sleep.settle([step], (7, 8), now)
+    return sleep.choose(1, (7, 8), None, loops=set()) == 1
+
+
+def test_a_thread_covered_by_an_earlier_branch_stays_asleep_past_independent_steps() -> None:
+    sleep = SleepSets([[(0, _summary(writes=("state.a",)))]])
+    sleep.settle([], (7, 8), 0.0)
+    assert sleep.choose(0, (7, 8), 1, loops=set()) == 1
+    assert _asleep_after(_summary(writes=("state.a",)), Step(8, 0, writes={"state.b": ""}))
+    assert sleep.asleep == [frozenset()]
+
+
+def test_a_dependent_step_wakes_it() -> None:
+    assert not _asleep_after(_summary(reads=("state.n",)), Step(8, 0, writes={"state.n": ""}))
+    assert not _asleep_after(
+        _summary(writes=("state.cfg.retries",)), Step(8, 0, reads={"state.cfg": ""})
+    )
+
+
+def test_the_clock_moving_wakes_only_a_thread_whose_step_reads_it() -> None:
+    quiet = _summary(writes=("state.a",))
+    timed = _summary(reads=(CLOCK,), writes=("state.a",))
+    for summary, stays in ((quiet, True), (timed, False)):
+        sleep = SleepSets([[(0, summary)]])
+        sleep.settle([], (7, 8), 0.0)
+        sleep.choose(0, (7, 8), 1, loops=set())
+        sleep.settle([Step(8, 0)], (7, 8), 0.01)
+        assert (sleep.choose(1, (7, 8), None, loops=set()) == 1) is stays
+
+
+def test_two_threads_taking_jobs_off_one_queue_are_dependent() -> None:
+    sleep = SleepSets([[(0, _summary(writes=(JOBS,)))]])
+    sleep.choose(0, (7, 8), 1, loops=set())
+    sleep.job_taken()
+    sleep.settle([Step(8, 0)], (7, 8), None)
+    assert sleep.choose(1, (7, 8), None, loops=set()) == 0
+
+
+def test_a_thread_that_ran_or_left_the_options_is_awake_again() -> None:
+    for options, ran in (((7, 8), True), ((8, 9), False)):
+        sleep = SleepSets([[(0, _summary())]])
+        sleep.choose(0, (7, 8), 1, loops=set())
+        if ran:
+            sleep.ran(7)
+        sleep.settle([], options, None)
+        assert sleep.choose(1, (7, 8), None, loops=set()) == 0
+
+
+def test_the_loop_and_the_clock_never_sleep() -> None:
+    sleep = SleepSets([[(0, _summary()), (1, _summary())]])
+    assert sleep.choose(0, (1, 0, 8), 2, loops={1}) == 2
+    sleep.settle([], (1, 0, 8), None)
+    assert sleep.choose(1, (1, 0, 8), None, loops={1}) == 0
+    assert sleep.asleep[1] == frozenset()
+
+
+def test_when_every_option_sleeps_the_first_is_taken() -> None:
+    sleep = SleepSets([[(0, _summary())]])
+    sleep.choose(0, (7, 8), 1, loops=set())
+    sleep.settle([], (7,), None)
+    assert sleep.choose(1, (7,), None, loops=set()) == 0
