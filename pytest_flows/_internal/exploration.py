@@ -36,7 +36,7 @@ from pytest_flows._internal.errors import FlowsError, FlowsUsageError, require_b
 from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule import Choice, Chooser, Step, decode, encode
-from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, SleepSets, Summary, dependent
+from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, POSTS, SleepSets, Summary, dependent
 from pytest_flows._internal.trace import without_addresses
 
 if TYPE_CHECKING:
@@ -198,6 +198,9 @@ def _summaries(chooser: Chooser) -> list[Summary]:
     for k in chooser.job_choices:
         if 0 <= k < len(writes):
             writes[k].add(JOBS)
+    for k in chooser.post_choices:
+        if 0 <= k < len(writes):
+            writes[k].add(POSTS)
     for k in chooser.clock_choices:
         if 0 <= k < len(reads):
             reads[k].add(CLOCK)

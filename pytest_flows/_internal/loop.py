@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import math
 import random
@@ -297,7 +298,20 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 else:
                     handle._when = when
                     heapq.heapify(self._scheduled)  # type: ignore[attr-defined]
+        setter = asyncio.current_task(self) if scheduler.threads.chooser is not None else None
+        if setter is not None:
+            # Under a schedule: the task the timer wakes runs after the loop's turn that
+            # fires it (whose order against a pool job's end is a choice the search
+            # reverses); asyncio.sleep's timer wakes the task that set it.
+            callback = functools.partial(self._timer_fired, setter, callback)
         return self.call_at(when, callback, *args, context=context)
+
+    def _timer_fired(self, setter: asyncio.Task[Any], callback: Any, *args: Any) -> None:
+        scheduler = self._driver()
+        me = current()
+        if scheduler is not None and me is not None and self in me.loops:
+            scheduler.threads.timer_fired(me, setter)
+        callback(*args)
 
     # -- taking part in the thread scheduler ----------------------------------
     def run_forever(self) -> None:

@@ -147,6 +147,8 @@ class Chooser:
         self._tasks_seen = 0
         #: The choice points after which a pool thread took a job off its queue.
         self.job_choices: set[int] = set()
+        #: The choice points after which a pool job ended and woke a loop's task.
+        self.post_choices: set[int] = set()
         #: The choice points after which the running thread read the virtual clock.
         self.clock_choices: set[int] = set()
 
@@ -210,9 +212,18 @@ class Chooser:
         for waiter in waiters:
             self._wakes.setdefault((loop, self.task_id(waiter)), []).extend(ends)
 
+    def timer_fired(self, loop: int, task: Any) -> None:
+        """A timer asyncio ``task`` on ``loop`` set fires in the loop's own turn (task 0):
+        what the task does next happens after that turn, whose order against the
+        threads' steps decided when the task ran (a thread's job that ends first gets its
+        awaiter into the loop's queue before the timer's)."""
+        at = self._current(loop, 0)
+        self._wakes.setdefault((loop, self.task_id(task)), []).append(at)
+
     def woke(self, thread: int, loop: int, task: Any) -> None:
         """Thread ``thread`` ended a job whose result wakes asyncio ``task`` on ``loop``:
         what the task does next happens after what the job did."""
+        self.post_choices.add(len(self.choices) - 1)
         at = self._latest.get(thread)
         if at is None:
             at = self._current(thread, None)
@@ -238,7 +249,7 @@ class Chooser:
         if self.wrap:
             index %= len(options)
         if self.sleep is not None and kind == "thread" and index < len(options):
-            self.sleep.settle(self.steps, options, self.now)
+            self.sleep.settle(self.steps, options, self.now, self.loops)
             index = self.sleep.choose(
                 at, options, index if at < len(self.prefix) else None, self.loops
             )

@@ -16,7 +16,9 @@ option, and when the virtual clock moves if its next step reads the clock (a wai
 deadline, ``time.monotonic()``: the same step later is not the same step). The event
 loop and the clock option never sleep: what the loop runs next depends on which of its
 tasks were woken, not on accesses. A step that takes a job off a pool's queue writes
-``pool:jobs`` (two idle workers compete for one job), and a thread's next step includes
+``pool:jobs`` (two idle workers compete for one job); a step that ends a job whose
+result wakes a loop's task writes ``loop:posts``, which the loop's own steps read (task
+0, its turns: a turn runs what was posted before it); and a thread's next step includes
 the sync objects of its previous step (a blocked acquire records its access before it
 waits).
 """
@@ -26,10 +28,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-__all__ = ["CLOCK", "JOBS", "SleepSets", "Summary", "dependent", "overlap"]
+__all__ = ["CLOCK", "JOBS", "POSTS", "SleepSets", "Summary", "dependent", "overlap"]
 
 #: The key a step that takes a job off a pool's queue writes (for sleep sets only).
 JOBS = "pool:jobs"
+
+#: The key a pool thread's step writes when its job ends and wakes a task of an event
+#: loop (for sleep sets only): what the loop's next turn runs depends on it.
+POSTS = "loop:posts"
 
 #: The key a step that reads the virtual clock reads (for sleep sets only).
 CLOCK = "time:clock"
@@ -91,7 +97,13 @@ class SleepSets:
     def job_taken(self) -> None:
         self._job = True
 
-    def settle(self, steps: Sequence[object], options: tuple[int, ...], now: float | None) -> None:
+    def settle(
+        self,
+        steps: Sequence[object],
+        options: tuple[int, ...],
+        now: float | None,
+        loops: set[int] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
         """Wake the threads that ran, that a dependent step disturbed, that are no longer
         options, or all of them if the clock moved, since the last choice point."""
         if now is not None and self._now is not None and now != self._now:
@@ -105,6 +117,10 @@ class SleepSets:
             thread = getattr(step, "thread", -1)
             self._sleeping.pop(thread, None)
             reads, writes = getattr(step, "reads", {}), getattr(step, "writes", {})
+            if thread in loops and getattr(step, "task", 0) == 0:
+                # A turn of the loop takes in what jobs that ended posted (its tasks' steps
+                # run within a turn whose callbacks were counted when it began).
+                reads = {**reads, POSTS: ""}
             for seq, summary in list(self._sleeping.items()):
                 if dependent(summary.reads, summary.writes, reads, writes):
                     del self._sleeping[seq]

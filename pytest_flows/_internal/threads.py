@@ -230,6 +230,11 @@ class ThreadScheduler:
         if self.chooser is not None and self._aborted is None:
             self.chooser.task_done(loop.seq, task, waiters)
 
+    def timer_fired(self, loop: Participant, task: object) -> None:
+        """A timer ``task`` set (``asyncio.sleep``) fires now, on ``loop``'s own turn."""
+        if self.chooser is not None and self._aborted is None:
+            self.chooser.timer_fired(loop.seq, task)
+
     def woke(self, loop: Participant, task: object) -> None:
         """The calling pool thread's job ends, and its result wakes ``task`` on ``loop``."""
         me = current()

@@ -165,3 +165,24 @@ class OwnFieldsSleeping(Flow[Own]):
         c = self.state.c
         time.sleep(0.01)
         self.state.c = c + 1
+
+
+class TimerAndThread(Flow):
+    """An async listener's timer due before a sync listener's sleep ends: a seed may hold
+    the loop back past the thread's end, and then the async one finishes last (its output
+    is the flow's). The timer fires in the loop's own turn, whose order against the
+    thread's end the search must reverse (a generated flow's miss)."""
+
+    @start()
+    async def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    async def timed(self) -> str:
+        await asyncio.sleep(0.01)
+        return "timed"
+
+    @listen(begin)
+    def threaded(self) -> str:
+        time.sleep(0.02)
+        return "threaded"

@@ -13,6 +13,7 @@ from soundness_flows import (
     RouterReads,
     SleepOrdered,
     SlowOutput,
+    TimerAndThread,
     TwoStarts,
 )
 
@@ -80,6 +81,16 @@ def test_disjoint_fields_with_sleeps_explore_in_one_schedule(flows: FlowsSession
     found = explore(flows, OwnFieldsSleeping, max_schedules=50)
     assert found.complete and found.schedules_run == 1
     assert found.conflicts == []
+
+
+def test_a_timer_held_back_past_a_threads_end_is_explored(flows: FlowsSession) -> None:
+    # Seed 1 (under the random-flow check's test id) holds the loop back past the
+    # thread's end: the async listener then finishes last. The search once ran 3
+    # schedules, said complete, and had only the thread's output.
+    found = explore(flows, TimerAndThread, max_schedules=50)
+    assert found.complete and not found.caveat
+    assert {o.output for o in found.outcomes} == {"timed", "threaded"}
+    _replays(flows, TimerAndThread, found)
 
 
 def test_outcomes_read_like_runs(flows: FlowsSession) -> None:

@@ -22,6 +22,7 @@ from explore_flows import (
 )
 from long_mode import LONG
 from scheduler_flows import GuardedUpdate, LostUpdate
+from soundness_flows import TimerAndThread
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration import outcome_key
@@ -53,6 +54,7 @@ def _seeded(flow: type) -> dict[str, int]:
         LateLoser,
         QuietLoser,
         pytest.param(ThreeAsync, marks=LARGE),
+        TimerAndThread,
     ],
     ids=lambda f: f.__name__,
 )
