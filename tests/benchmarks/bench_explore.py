@@ -38,6 +38,7 @@ from soundness_flows import (
     RouterReads,
     SleepOrdered,
     SlowOutput,
+    TimerAndThread,
     TwoStarts,
 )
 
@@ -60,6 +61,7 @@ CORPUS = [
     LateLoser,
     QuietLoser,
     SlowOutput,
+    TimerAndThread,
     Three,
     ThreeAsync,
 ]
