@@ -215,6 +215,76 @@ def test_a_record_that_would_still_leak_is_refused_not_written(tmp_path, monkeyp
         )
 
 
+def test_a_secret_set_or_changed_after_the_last_record_is_scrubbed_in_the_next(
+    tmp_path, monkeypatch
+):
+    # The environment's secrets are read once and again only when os.environ changes.
+    first = _record(tmp_path / "1", {"kind": "llm.request", "content": "nothing yet"})
+    assert "<secret>" not in _text(first)
+    monkeypatch.setenv("SERVICE_TOKEN", KEY)
+    second = _record(tmp_path / "2", {"kind": "llm.request", "content": f"key {KEY}"})
+    assert "SECRET" not in _text(second)
+    other = "rotated-0123456789abcdef"
+    monkeypatch.setenv("SERVICE_TOKEN", other)
+    third = _record(tmp_path / "3", {"kind": "llm.request", "content": f"{KEY} {other}"})
+    assert other not in _text(third)
+    assert "SECRET" in _text(third)  # the old value is no longer a secret of this process
+
+
+_SPELLINGS = {
+    "raw": lambda value: value,
+    "url": lambda value: quote(value, safe=""),
+    "basic": lambda value: base64.b64encode(f"user:{value}".encode()).decode(),
+    # a JSON body inside a message: escaped once in the string, twice in the line
+    "json": lambda value: json.dumps(value)[1:-1].replace("/", "\\/"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(_SPELLINGS))
+@pytest.mark.parametrize("where", ["value", "key"])
+@pytest.mark.parametrize("secret", [KEY, 'pa"ss\\word\n0123456789'])  # JSON escapes these
+def test_the_final_check_finds_a_spelling_left_in_any_decoded_string(
+    monkeypatch, spelling, where, secret
+):
+    """The last check searches the encoded text for each spelling as it reads there
+    (escaped once more): a spelling in a decoded string or key is found all the same."""
+    from pytest_flows._internal.recording import scrub
+
+    monkeypatch.setattr(scrub.Scrubber, "text", lambda self, text: text)
+    monkeypatch.setattr(scrub.Scrubber, "value", lambda self, data: data)
+    shown = f"see {_SPELLINGS[spelling](secret)} here"
+    entry = {"kind": "x", "content": shown} if where == "value" else {"kind": "x", shown: 1}
+    with pytest.raises(RecordLeakError):
+        encode_record(
+            {"kind": "header"}, [entry], {"kind": "end"}, max_bytes=1 << 20, secrets=(secret,)
+        )
+
+
+@pytest.mark.parametrize(
+    ("secret", "spelled"),
+    [
+        ("!@#$%^&*()[]", quote("!@#$%^&*()[]", safe="")),  # no character kept as is
+        ("abc/def+ghi=jk", "abc%2Fdef%2bghi\\u003djk"),  # a mix of spellings
+        ("key-0123456789", "key-0123456789"),
+    ],
+)
+def test_the_scrubbers_shortcuts_skip_no_spelling(secret, spelled):
+    from pytest_flows._internal.recording.scrub import Scrubber
+
+    scrubber = Scrubber([secret])
+    assert scrubber.text(f"a {spelled} b") == "a <secret> b"
+    assert scrubber.copy().text(f"{spelled}") == "<secret>"
+
+
+def test_base64_holding_a_secret_is_hidden_however_long_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    blob = base64.b64encode(json.dumps({"auth": {"k": KEY}, "pad": "x" * 40}).encode()).decode()
+    short = base64.b64encode(b"just twelve bytes").decode()
+    path = _record(tmp_path, {"kind": "tool.finished", "output": f"{blob} and {short}"})
+    text = _text(path)
+    assert blob not in text and short in text
+
+
 def test_the_size_cap_cuts_the_run_and_says_so(tmp_path):
     big = "x" * 400
     path = _record(

@@ -9,6 +9,7 @@ would still hold a known secret in any encoding is refused, never written.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import logging
@@ -36,6 +37,48 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
+class _BaseScrubbers:
+    """The scrubber every record starts from: the recorder's secrets and the values of
+    the secret-looking environment variables, built again only when ``os.environ`` or
+    the secrets change (reading the environment and compiling each value's pattern
+    cost more than scrubbing a small record)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._environ: object = None
+        self._built: dict[tuple[str, ...], Scrubber] = {}
+
+    def get(self, secrets: Sequence[str]) -> Scrubber:
+        data = getattr(os.environ, "_data", None)  # CPython's raw mapping: compared in C
+        with self._lock:
+            if not isinstance(data, dict) or data != self._environ:
+                self._environ = dict(data) if isinstance(data, dict) else None
+                self._built.clear()
+            key = tuple(secrets)
+            base = self._built.get(key)
+            if base is None:
+                base = Scrubber(secrets)
+                # Read after the snapshot: a change from here on is seen next time.
+                base.add_environment()
+                self._built[key] = base
+            return base.copy()
+
+
+_BASES = _BaseScrubbers()
+
+
+@functools.lru_cache(maxsize=1024)
+def _needles(value: str) -> tuple[str, ...]:
+    """Each spelling of ``value`` as it reads in the record's text: as is, and
+    JSON-escaped (a spelling inside a decoded string is escaped once more in the line).
+    A string holds a spelling only if the line holds its escaped form, so searching
+    the text alone finds everything a search of every decoded string would."""
+    encoded = json.dumps(value, ensure_ascii=False)[1:-1]  # control characters too
+    spellings = [*secret_encodings(value), encoded, encoded.replace("/", "\\/")]
+    escaped = (json.dumps(spelling, ensure_ascii=False)[1:-1] for spelling in spellings)
+    return tuple(dict.fromkeys((*spellings, *escaped)))
+
+
 def encode_record(
     header: dict[str, Any],
     entries: Sequence[dict[str, Any]],
@@ -48,8 +91,7 @@ def encode_record(
 
     Raises :class:`RecordLeakError` if a known secret survives scrubbing.
     """
-    scrubber = Scrubber(secrets)
-    scrubber.add_environment()
+    scrubber = _BASES.get(secrets)
     # By name first (a field named like a secret is masked and its value remembered),
     # then by value over the whole text, so a remembered value is gone everywhere.
     masked_header = scrubber.mask_data(header)
@@ -76,31 +118,14 @@ def encode_record(
         masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
     lines.append(_dumps(masked_end))
     text = scrubber.text("\n".join(lines) + "\n")
-    decoded = [_strings(json.loads(line)) for line in text.splitlines()]
     leaked = [
-        value
-        for value in scrubber.values
-        if _holds(text, value) or any(_holds(part, value) for parts in decoded for part in parts)
+        value for value in scrubber.values if any(needle in text for needle in _needles(value))
     ]
     if leaked:
         raise RecordLeakError(
             f"a secret ({len(leaked[0])} characters) is still in the record after scrubbing"
         )
     return text.encode("utf-8")
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for key, item in value.items() for s in (str(key), *_strings(item))]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
-
-
-def _holds(text: str, value: str) -> bool:
-    return any(spelling in text for spelling in secret_encodings(value))
 
 
 class Writer:

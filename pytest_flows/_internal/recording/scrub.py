@@ -53,6 +53,10 @@ _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.I
 TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
     "pytest_flows_test_scrubbers", default=None
 )
+#: A scrubber's values, longest first: their patterns, UTF-8 bytes and anchors.
+_Ordered = tuple[list[str], list[re.Pattern[str]], list[bytes], list[str]]
+#: Characters every spelling of a secret keeps as they are (``secret_pattern``).
+_UNRESERVED_RUN = re.compile(r"[A-Za-z0-9._~-]+")
 _BASE64 = re.compile(r"(?:[A-Za-z0-9_+/-]|%2[BbFf]){12,}(?:=|%3[Dd]){0,2}")
 
 
@@ -62,9 +66,9 @@ class Scrubber:
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()  # HTTP calls come from the flow's worker threads
         self._patterns: dict[str, re.Pattern[str]] = {}
-        #: The values, longest first, and their patterns (kept until a value is added:
-        #: ``text`` runs once per string of a record).
-        self._ordered: tuple[list[str], list[re.Pattern[str]], list[bytes]] | None = None
+        #: The values, longest first, their patterns, bytes and anchors (kept until a
+        #: value is added: ``text`` runs once per string of a record).
+        self._ordered: _Ordered | None = None
         for value in values:
             self.add(value)
 
@@ -73,7 +77,7 @@ class Scrubber:
     def values(self) -> list[str]:
         return list(self._in_order()[0])
 
-    def _in_order(self) -> tuple[list[str], list[re.Pattern[str]], list[bytes]]:
+    def _in_order(self) -> _Ordered:
         with self._lock:
             if self._ordered is None:
                 values = sorted(self._patterns, key=len, reverse=True)
@@ -81,6 +85,7 @@ class Scrubber:
                     values,
                     [self._patterns[value] for value in values],
                     [value.encode("utf-8") for value in values],
+                    [_anchor(value) for value in values],
                 )
             return self._ordered
 
@@ -109,6 +114,14 @@ class Scrubber:
         self.add(decoded)
         self.add(decoded.partition(":")[2])  # the password alone
 
+    def copy(self) -> Scrubber:
+        """A new scrubber that knows the same values (each record adds its own)."""
+        twin = Scrubber()
+        with self._lock:
+            twin._patterns = dict(self._patterns)
+            twin._ordered = self._ordered  # (never mutated, only replaced)
+        return twin
+
     def add_environment(self) -> None:
         """Remember the values of every secret-looking environment variable."""
         for name, value in list(os.environ.items()):
@@ -118,12 +131,26 @@ class Scrubber:
     # -- removing it ----------------------------------------------------------------------------
     def text(self, text: str) -> str:
         """``text`` with every known secret, in any spelling, replaced by the placeholder."""
-        values, patterns, needles = self._in_order()
-        if not values:
+        values, patterns, needles, anchors = self._in_order()
+        # Every spelling of a value is at least as long as the value, and a base64 run
+        # that could hide one is 12 characters or more: a shorter text holds neither.
+        if not values or len(text) < min(len(values[-1]), 12):
             return text
-        for pattern in patterns:  # longest first: a key that contains another goes whole
-            text = pattern.sub(PLACEHOLDER, text)
-        return _BASE64.sub(lambda match: _hide_base64(match.group(0), needles), text)
+        for pattern, anchor in zip(patterns, anchors, strict=True):
+            # longest first: a key that contains another goes whole. A spelling keeps
+            # the value's unreserved characters as they are: no anchor, no match.
+            if anchor in text:
+                text = pattern.sub(PLACEHOLDER, text)
+        shortest = min(len(needle) for needle in needles)
+
+        def hide(match: re.Match[str]) -> str:
+            token = match.group(0)
+            # A run decodes to at most three bytes for four characters.
+            if (len(token) + 3) // 4 * 3 < shortest:
+                return token
+            return _hide_base64(token, needles)
+
+        return _BASE64.sub(hide, text)
 
     def value(self, data: Any) -> Any:
         """``data`` (text, bytes, or dicts and lists of them) with every secret replaced."""
@@ -255,7 +282,7 @@ class Scrubber:
             return text if masked == nested else json.dumps(masked, ensure_ascii=False)
         if "://" in stripped and "?" in stripped and " " not in stripped:
             return self._mask_uri(text)
-        if _looks_like_form(stripped, ""):
+        if "=" in stripped and _looks_like_form(stripped, ""):
             return self._mask_form(text)
         return text
 
@@ -274,6 +301,11 @@ def _looks_like_form(text: str, content_type: str) -> bool:
     if "x-www-form-urlencoded" in content_type.lower():
         return True
     return re.fullmatch(r"[\w.%+~-]+=[^&\s]*(?:&[\w.%+~-]+=[^&\s]*)*", text.strip()) is not None
+
+
+def _anchor(value: str) -> str:
+    """The longest run of ``value`` that every spelling of it contains verbatim."""
+    return max(_UNRESERVED_RUN.findall(value), key=len, default="")
 
 
 def _hide_base64(token: str, needles: list[bytes]) -> str:
