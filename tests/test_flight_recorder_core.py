@@ -260,6 +260,19 @@ def test_the_final_check_finds_a_spelling_left_in_any_decoded_string(
         )
 
 
+@pytest.mark.parametrize("spelling", sorted(_SPELLINGS))
+def test_a_spelling_one_json_level_down_is_scrubbed_too(tmp_path, monkeypatch, spelling):
+    """The writer walks only the lines that may hold a secret string by string: a
+    spelling inside a JSON body inside a message (escaped twice in the line) is one."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    shown = _SPELLINGS[spelling](KEY)
+    body = json.dumps({"messages": [{"content": f"my key {shown}"}]})
+    path = _record(tmp_path, {"kind": "tool.finished", "output": body, "nested": {"b": body}})
+    text = _text(path)
+    assert "SECRET" not in text and shown not in text
+    assert read_record(path).entries[0]["output"].count("<secret>") == 1
+
+
 @pytest.mark.parametrize(
     ("secret", "spelled"),
     [

@@ -149,8 +149,11 @@ def _char_pattern(char: str) -> str:
         spellings.append(
             r"\\[uU]" + "".join(_any_case_hex(b) for b in ord(char).to_bytes(2, "big"))
         )
-    if char in {'"', "\\", "/"}:
-        spellings.append(re.escape("\\" + char))  # JSON escapes
+    if char in {'"', "/"}:
+        # JSON escapes, at any depth (a JSON body inside a message inside a record)
+        spellings.append(r"\\+" + re.escape(char))
+    if char == "\\":
+        spellings.append(r"\\+")
     return "(?:" + "|".join(spellings) + ")"
 
 

@@ -9,6 +9,7 @@ would still hold a known secret in any encoding is refused, never written.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import json
@@ -19,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from pytest_flows._internal.flight.format import SUFFIX
 from pytest_flows._internal.recording.scrub import Scrubber
@@ -27,6 +29,8 @@ from pytest_flows._internal.secrets import secret_encodings
 __all__ = ["LOG", "RecordLeakError", "Writer", "encode_record"]
 
 LOG = logging.getLogger("pytest_flows.recorder")
+#: How many written paths a writer remembers (:attr:`Writer.written`).
+KEEP_WRITTEN = 4096
 
 
 class RecordLeakError(Exception):
@@ -79,6 +83,14 @@ def _needles(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*spellings, *escaped)))
 
 
+@functools.lru_cache(maxsize=1024)
+def _bare_needles(value: str) -> tuple[str, ...]:
+    """The spellings of ``value`` that JSON-escaping changes only by backslashes, as
+    they read without any."""
+    spellings = (value, quote(value, safe=""), quote(value), quote_plus(value))
+    return tuple(dict.fromkeys(spelling.replace("\\", "") for spelling in spellings))
+
+
 def encode_record(
     header: dict[str, Any],
     entries: Sequence[dict[str, Any]],
@@ -98,17 +110,15 @@ def encode_record(
     masked = [scrubber.mask_data(entry) for entry in entries]
     masked_end = scrubber.mask_data(end)
     # By value in each decoded string (a JSON-escaped key inside a message is one
-    # level deeper than in a cassette's body), then again over the encoded text.
-    masked_header = scrubber.value(masked_header)
-    masked = [scrubber.value(entry) for entry in masked]
-    masked_end = scrubber.value(masked_end)
-    lines = [_dumps(masked_header)]
+    # level deeper than in a cassette's body), then again over the encoded text. Only
+    # the lines that may hold a value are walked string by string.
+    lines = [_scrubbed_line(scrubber, masked_header)]
     size = len(lines[0]) + 1
     kept = 0
     for entry in masked:
         if isinstance(entry.get("t"), float):
             entry = {**entry, "t": round(entry["t"], 6)}
-        line = _dumps(entry)
+        line = _scrubbed_line(scrubber, entry)
         if size + len(line) + 1 > max_bytes:
             break
         lines.append(line)
@@ -116,16 +126,29 @@ def encode_record(
         kept += 1
     if kept < len(masked):
         masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
-    lines.append(_dumps(masked_end))
+    lines.append(_scrubbed_line(scrubber, masked_end))
     text = scrubber.text("\n".join(lines) + "\n")
+    # JSON escapes add backslashes before a value's quotes and slashes at each level it
+    # is nested: without any backslash, a value nested however deep reads as itself.
+    bare = text.replace("\\", "")
     leaked = [
-        value for value in scrubber.values if any(needle in text for needle in _needles(value))
+        value
+        for value in scrubber.values
+        if any(needle in text for needle in _needles(value))
+        or any(needle in bare for needle in _bare_needles(value))
     ]
     if leaked:
         raise RecordLeakError(
             f"a secret ({len(leaked[0])} characters) is still in the record after scrubbing"
         )
     return text.encode("utf-8")
+
+
+def _scrubbed_line(scrubber: Scrubber, data: dict[str, Any]) -> str:
+    line = _dumps(data)
+    if scrubber.may_hold(line):
+        line = _dumps(scrubber.value(data))
+    return line
 
 
 class Writer:
@@ -138,16 +161,33 @@ class Writer:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self.dropped = 0
-        self.written: list[Path] = []
+        #: The files written, oldest first (the last ``KEEP_WRITTEN``: a long-running
+        #: process does not keep every path it ever wrote).
+        self._written: dict[Path, None] = {}
+        self._made: set[Path] = set()
+
+    def start(self) -> None:
+        """Start the writing thread now (recording turned on), not in a flow's first
+        finished run."""
+        with self._lock:
+            self._ensure_thread()
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._work, name="pytest-flows-recorder", daemon=True
+            )
+            self._thread.start()
+
+    def close(self) -> None:
+        """Let the thread end once the queue is empty (a later run starts it again)."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(None)
 
     def submit(self, job: Callable[[], None]) -> bool:
         """Queue ``job``; False (and a log line) if the queue is full."""
         with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._work, name="pytest-flows-recorder", daemon=True
-                )
-                self._thread.start()
+            self._ensure_thread()
             self._pending += 1
         try:
             self._queue.put_nowait(job)
@@ -163,7 +203,11 @@ class Writer:
         while True:
             job = self._queue.get()
             if job is None:
-                return
+                with self._lock:
+                    if self._pending == 0:  # nothing submitted since close()
+                        self._thread = None
+                        return
+                continue
             try:
                 job()
             except Exception:
@@ -178,15 +222,29 @@ class Writer:
         with self._lock:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
+    @property
+    def written(self) -> list[Path]:
+        with self._lock:
+            return list(self._written)
+
     def write(self, directory: Path, name: str, data: bytes) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
+        if directory not in self._made:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._made.add(directory)
         final = directory / f"{name}{SUFFIX}"
         partial = directory / f".{name}{SUFFIX}.partial"
         # mtime=0: the same run compresses to the same bytes.
-        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+        try:
+            raw = open(partial, "wb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:  # the directory went away since: make it again
+            directory.mkdir(parents=True, exist_ok=True)
+            raw = open(partial, "wb")  # noqa: SIM115
+        with raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
             out.write(data)
         os.replace(partial, final)
         with self._lock:
-            if final not in self.written:  # a paused run written again when continued
-                self.written.append(final)
+            # (a paused run written again when continued keeps its place)
+            self._written[final] = None
+            if len(self._written) > KEEP_WRITTEN:
+                del self._written[next(iter(self._written))]
         return final

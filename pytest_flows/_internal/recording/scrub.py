@@ -152,6 +152,23 @@ class Scrubber:
 
         return _BASE64.sub(hide, text)
 
+    def may_hold(self, text: str) -> bool:
+        """False only if neither ``text`` nor any string JSON-decoded from it can hold a
+        known value (in any spelling, or in base64 long enough to hide one).
+
+        A spelling keeps the value's anchor verbatim, and base64 keeps its characters:
+        JSON escapes none of them, so what a decoded string holds, the text holds too.
+        """
+        values, _, needles, anchors = self._in_order()
+        if not values or len(text) < min(len(values[-1]), 12):
+            return False
+        if any(anchor in text for anchor in anchors):  # ("" is in every text)
+            return True
+        shortest = min(len(needle) for needle in needles)
+        return any(
+            (len(match.group(0)) + 3) // 4 * 3 >= shortest for match in _BASE64.finditer(text)
+        )
+
     def value(self, data: Any) -> Any:
         """``data`` (text, bytes, or dicts and lists of them) with every secret replaced."""
         if isinstance(data, str):
