@@ -4,6 +4,7 @@ record format, no secret in a record (in any encoding), the size cap, the writer
 from __future__ import annotations
 
 import base64
+import contextvars
 import gzip
 import json
 import logging
@@ -186,6 +187,25 @@ def test_persisted_states_and_request_info_answers_hold_no_secret(tmp_path, monk
     assert record.entries[0]["state"]["password"] == "<secret>"
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"nested": [{"clientSecret": "camel-0123456789"}]},
+        json.dumps({"deep": {"Access-Token": "camel-0123456789"}}),
+        "https://bob:camel-0123456789@host.example/x?q=1",
+        "https://host.example/x?api%5Fkey=camel-0123456789",
+        "user=bob&pass=camel-0123456789",
+    ],
+)
+def test_every_way_a_name_says_secret_is_masked(tmp_path, output):
+    """The writer skips the by-name pass for an entry whose JSON text names no secret:
+    each of these names one."""
+    path = _record(
+        tmp_path, {"kind": "tool.finished", "output": output, "echo": "camel-0123456789"}
+    )
+    assert "camel-0123456789" not in _text(path)
+
+
 def test_headers_are_masked_by_name(tmp_path):
     path = _record(
         tmp_path,
@@ -320,6 +340,36 @@ def test_a_full_queue_drops_the_run_and_never_blocks(caplog):
     assert "queue is full" in caplog.text
     gate.set()
     assert writer.flush(timeout=10)
+
+
+def test_a_run_finished_inside_writes_after_is_queued_when_the_block_ends(tmp_path):
+    from pytest_flows._internal.flight import capture
+
+    recorder = FlightRecorder(tmp_path)
+    late = RunRecording(recorder, "toy", "1", "m:Late", {})
+    with capture.writes_after():
+        run = RunRecording(recorder, "toy", "1", "m:F", {})
+        run.note("method.started", method="a")
+        run.finish("finished")
+        assert recorder.flush(timeout=10) and recorder.written == []  # held, not queued
+        held = contextvars.copy_context()  # a stream consumed after the call returned
+    assert recorder.flush(timeout=10) and len(recorder.written) == 1
+    held.run(late.finish, "finished")  # its block has ended: queued at once
+    assert recorder.flush(timeout=10) and len(recorder.written) == 2
+
+
+def test_the_writer_thread_ends_when_closed_and_starts_again_for_a_late_run():
+    writer = Writer()
+    writer.start()
+    thread = writer._thread
+    assert thread is not None and thread.is_alive()
+    writer.close()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    done = threading.Event()
+    assert writer.submit(done.set)  # a run that finished after recording stopped
+    assert writer.flush(timeout=10) and done.is_set()
+    writer.close()
 
 
 def test_a_failing_write_is_logged_and_never_raises(tmp_path, caplog):

@@ -104,29 +104,32 @@ def encode_record(
     Raises :class:`RecordLeakError` if a known secret survives scrubbing.
     """
     scrubber = _BASES.get(secrets)
+    rounded = [
+        {**entry, "t": round(entry["t"], 6)} if isinstance(entry.get("t"), float) else entry
+        for entry in entries
+    ]
     # By name first (a field named like a secret is masked and its value remembered),
     # then by value over the whole text, so a remembered value is gone everywhere.
-    masked_header = scrubber.mask_data(header)
-    masked = [scrubber.mask_data(entry) for entry in entries]
-    masked_end = scrubber.mask_data(end)
+    masked_header = _masked(scrubber, header)
+    masked = [_masked(scrubber, entry) for entry in rounded]
+    masked_end = _masked(scrubber, end)
     # By value in each decoded string (a JSON-escaped key inside a message is one
     # level deeper than in a cassette's body), then again over the encoded text. Only
     # the lines that may hold a value are walked string by string.
-    lines = [_scrubbed_line(scrubber, masked_header)]
+    lines = [_scrubbed(scrubber, *masked_header)]
     size = len(lines[0]) + 1
     kept = 0
-    for entry in masked:
-        if isinstance(entry.get("t"), float):
-            entry = {**entry, "t": round(entry["t"], 6)}
-        line = _scrubbed_line(scrubber, entry)
+    for entry, line in masked:
+        line = _scrubbed(scrubber, entry, line)
         if size + len(line) + 1 > max_bytes:
             break
         lines.append(line)
         size += len(line) + 1
         kept += 1
     if kept < len(masked):
-        masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
-    lines.append(_scrubbed_line(scrubber, masked_end))
+        cut = {**masked_end[0], "truncated": True, "dropped_entries": len(masked) - kept}
+        masked_end = (cut, _dumps(cut))
+    lines.append(_scrubbed(scrubber, *masked_end))
     text = scrubber.text("\n".join(lines) + "\n")
     # JSON escapes add backslashes before a value's quotes and slashes at each level it
     # is nested: without any backslash, a value nested however deep reads as itself.
@@ -144,10 +147,20 @@ def encode_record(
     return text.encode("utf-8")
 
 
-def _scrubbed_line(scrubber: Scrubber, data: dict[str, Any]) -> str:
+def _masked(scrubber: Scrubber, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``data`` masked by name, and its JSON line (most entries hold no name to mask:
+    a search of their line says so, and the line is kept)."""
     line = _dumps(data)
+    if not scrubber.may_mask(line):
+        return data, line
+    masked: dict[str, Any] = scrubber.mask_data(data)
+    return masked, _dumps(masked)
+
+
+def _scrubbed(scrubber: Scrubber, data: dict[str, Any], line: str) -> str:
+    """``line`` (the JSON of ``data``) with every value scrubbed in each decoded string."""
     if scrubber.may_hold(line):
-        line = _dumps(scrubber.value(data))
+        return _dumps(scrubber.value(data))
     return line
 
 

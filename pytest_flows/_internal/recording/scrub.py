@@ -20,6 +20,7 @@ import base64
 import binascii
 import contextvars
 import copy
+import functools
 import json
 import os
 import re
@@ -30,6 +31,8 @@ from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 from pytest_flows._internal.secrets import (
     MIN_SECRET_LENGTH,
+    SECRET_FIELD_ENDINGS,
+    SECRET_FIELDS,
     is_secret_env_name,
     is_secret_field_name,
     is_secret_header,
@@ -52,6 +55,13 @@ _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.I
 #: pytest's report of the test goes through each of them.
 TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
     "pytest_flows_test_scrubbers", default=None
+)
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+#: What every secret field's plain name contains (``is_secret_field_name``).
+_NAME_PARTS = tuple(
+    name
+    for name in sorted({*SECRET_FIELDS, *SECRET_FIELD_ENDINGS})
+    if not any(other != name and other in name for other in {*SECRET_FIELDS, *SECRET_FIELD_ENDINGS})
 )
 #: A scrubber's values, longest first: their patterns, UTF-8 bytes and anchors.
 _Ordered = tuple[list[str], list[re.Pattern[str]], list[bytes], list[str]]
@@ -142,6 +152,8 @@ class Scrubber:
             if anchor in text:
                 text = pattern.sub(PLACEHOLDER, text)
         shortest = min(len(needle) for needle in needles)
+        if not _long_run(shortest).search(text):
+            return text
 
         def hide(match: re.Match[str]) -> str:
             token = match.group(0)
@@ -164,10 +176,7 @@ class Scrubber:
             return False
         if any(anchor in text for anchor in anchors):  # ("" is in every text)
             return True
-        shortest = min(len(needle) for needle in needles)
-        return any(
-            (len(match.group(0)) + 3) // 4 * 3 >= shortest for match in _BASE64.finditer(text)
-        )
+        return _long_run(min(len(needle) for needle in needles)).search(text) is not None
 
     def value(self, data: Any) -> Any:
         """``data`` (text, bytes, or dicts and lists of them) with every secret replaced."""
@@ -265,6 +274,16 @@ class Scrubber:
             return self._mask_form(text).encode("utf-8")
         return body
 
+    @staticmethod
+    def may_mask(text: str) -> bool:
+        """False only if :meth:`mask_data` would change nothing in the data ``text`` is
+        the JSON of: no name in it, once lowercased and stripped of separators, holds a
+        secret field's name, and it has no percent-escape and no URL with a password."""
+        if "%" in text or ("://" in text and "@" in text):
+            return True
+        plain = _NOT_ALNUM.sub("", text.lower())
+        return any(name in plain for name in _NAME_PARTS)
+
     def mask_data(self, data: Any, *, in_response: bool = False) -> Any:
         """JSON data with every field named like a secret masked (its value remembered),
         also inside strings that are themselves JSON, form bodies or URLs (flight records)."""
@@ -318,6 +337,15 @@ def _looks_like_form(text: str, content_type: str) -> bool:
     if "x-www-form-urlencoded" in content_type.lower():
         return True
     return re.fullmatch(r"[\w.%+~-]+=[^&\s]*(?:&[\w.%+~-]+=[^&\s]*)*", text.strip()) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _long_run(shortest: int) -> re.Pattern[str]:
+    """Finds each run that could be a base64 (:data:`_BASE64`) hiding ``shortest``
+    bytes: one character class (a superset of base64's), so a cheap scan."""
+    # A run of n characters decodes to at most (n + 3) // 4 * 3 bytes.
+    least = max(12, 4 * -(-shortest // 3) - 3)
+    return re.compile(f"[A-Za-z0-9_+/%=-]{{{least},}}")
 
 
 def _anchor(value: str) -> str:
