@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import sys
+from collections.abc import Iterator
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from importlib.metadata import PackageNotFoundError, version
@@ -59,6 +62,34 @@ def pytest_configure(config: pytest.Config) -> None:
         "long: runs only in the long mode (PYTEST_FLOWS_LONG=1); CI checks the same "
         "property in a bounded form, named in the test's comment",
     )
+
+
+#: Real seconds after which a test that pytest-timeout did not end (a hypothesis test
+#: takes its one timeout for a failing example and runs the example again, unstopped)
+#: ends the worker with every thread's stack, on the stderr pytest's capture does not
+#: hold: xdist then names the test that crashed its worker, and CI goes on.
+_HARD_STOP = 330
+_stderr: Any = None
+
+
+def _uncaptured_stderr(config: pytest.Config) -> Any:
+    """The process's stderr from before pytest's capture took fd 2 (a copy of it)."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    err = getattr(getattr(capman, "_global_capturing", None), "err", None)
+    fd = getattr(err, "targetfd_save", 2)
+    return os.fdopen(os.dup(fd if isinstance(fd, int) else 2), "w")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _stderr
+    if _stderr is None:
+        _stderr = _uncaptured_stderr(item.config)
+    faulthandler.dump_traceback_later(_HARD_STOP, exit=True, file=_stderr)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps
