@@ -403,7 +403,7 @@ def test_a_recording_failure_is_logged_and_never_raised(tmp_path, caplog, monkey
     run = RunRecording(recorder, "toy", "1", "m:F", {})
     monkeypatch.setattr("pytest_flows._internal.flight.capture.jsonable", _boom)
     with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
-        run.note("method.started", method="a")  # does not raise
+        run.note("method.started", method="a", output={"x": 1})  # does not raise
         run.finish("finished", output=1)  # does not raise either
     assert "recording a method.started entry failed" in caplog.text
     assert "finishing a record failed" in caplog.text

@@ -202,9 +202,23 @@ class RunRecording:
     def note(self, kind: str, **fields: Any) -> None:
         """Add one entry (values are copied as JSON data now: later mutation is not seen)."""
         try:
-            entry = {"kind": kind, **{k: jsonable(v) for k, v in fields.items()}}
-            entry["thread"] = threading.current_thread().name
-            size = _size(entry)
+            entry: dict[str, Any] = {"kind": kind}
+            size = len(kind) + 10
+            # One pass: a plain value is kept and counted as is (the most common case:
+            # method names, task names, short texts); anything else is copied as JSON.
+            for key, value in fields.items():
+                kind_of = type(value)
+                if kind_of is str:
+                    size += len(key) + len(value) + 6
+                elif value is None or kind_of is bool or kind_of is int:
+                    size += len(key) + 12
+                else:
+                    value = jsonable(value)
+                    size += len(key) + 4 + _value_size(value)
+                entry[key] = value
+            thread = threading.current_thread().name
+            entry["thread"] = thread
+            size += len(thread) + 12
             with self._lock:
                 if self._done:
                     return
@@ -315,21 +329,16 @@ def writes_after() -> Iterator[None]:
         held.release()
 
 
-def _size(entry: dict[str, Any]) -> int:
-    """About the length of ``entry`` as a JSON line, cheaply: the in-memory cap's
-    measure (the writer cuts the record at the exact size). Short strings and numbers
-    are counted, not encoded; only structured values are."""
-    size = 2
-    for key, value in entry.items():
-        size += len(key) + 4
-        kind = type(value)
-        if kind is str:
-            size += len(value) + 2
-        elif value is None or kind is bool or kind is int or kind is float:
-            size += 8
-        else:
-            size += len(json.dumps(value, ensure_ascii=False, default=repr))
-    return size
+def _value_size(value: Any) -> int:
+    """About the length of a JSON value, cheaply: the in-memory cap's measure (the
+    writer cuts the record at the exact size). Short strings and numbers are counted,
+    not encoded; only structured values are."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if value is None or kind is bool or kind is int or kind is float:
+        return 8
+    return len(json.dumps(value, ensure_ascii=False, default=repr))
 
 
 def distribution_version(distribution: str) -> str:
