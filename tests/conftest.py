@@ -64,11 +64,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-#: Real seconds after which a test that pytest-timeout did not end (a hypothesis test
-#: takes its one timeout for a failing example and runs the example again, unstopped)
-#: ends the worker with every thread's stack, on the stderr pytest's capture does not
-#: hold: xdist then names the test that crashed its worker, and CI goes on.
-_HARD_STOP = 330
+#: A test that pytest-timeout did not end (a hypothesis test takes its one timeout for a
+#: failing example and runs the example again, unstopped) ends its process this many
+#: real seconds after its timeout, with every thread's stack on the stderr pytest's
+#: capture does not hold: xdist then names the test that crashed its worker, and CI
+#: goes on.
+_HARD_STOP_AFTER = 30
 _stderr: Any = None
 
 
@@ -80,12 +81,28 @@ def _uncaptured_stderr(config: pytest.Config) -> Any:
     return os.fdopen(os.dup(fd if isinstance(fd, int) else 2), "w")
 
 
+def _timeout_of(item: pytest.Item) -> float:
+    """pytest-timeout's timeout for ``item`` (0: none), as it reads it."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and (marker.args or "timeout" in marker.kwargs):
+        seconds = marker.args[0] if marker.args else marker.kwargs["timeout"]
+    else:
+        seconds = item.config.getoption("timeout", None)
+        if seconds is None:
+            seconds = item.config.getini("timeout")
+    return float(seconds or 0)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     global _stderr
+    timeout = _timeout_of(item)
+    if timeout <= 0:
+        yield
+        return
     if _stderr is None:
         _stderr = _uncaptured_stderr(item.config)
-    faulthandler.dump_traceback_later(_HARD_STOP, exit=True, file=_stderr)
+    faulthandler.dump_traceback_later(timeout + _HARD_STOP_AFTER, exit=True, file=_stderr)
     try:
         yield
     finally:
