@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import sys
+from collections.abc import Iterator
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from importlib.metadata import PackageNotFoundError, version
@@ -59,6 +62,51 @@ def pytest_configure(config: pytest.Config) -> None:
         "long: runs only in the long mode (PYTEST_FLOWS_LONG=1); CI checks the same "
         "property in a bounded form, named in the test's comment",
     )
+
+
+#: A test that pytest-timeout did not end (a hypothesis test takes its one timeout for a
+#: failing example and runs the example again, unstopped) ends its process this many
+#: real seconds after its timeout, with every thread's stack on the stderr pytest's
+#: capture does not hold: xdist then names the test that crashed its worker, and CI
+#: goes on.
+_HARD_STOP_AFTER = 30
+_stderr: Any = None
+
+
+def _uncaptured_stderr(config: pytest.Config) -> Any:
+    """The process's stderr from before pytest's capture took fd 2 (a copy of it)."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    err = getattr(getattr(capman, "_global_capturing", None), "err", None)
+    fd = getattr(err, "targetfd_save", 2)
+    return os.fdopen(os.dup(fd if isinstance(fd, int) else 2), "w")
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    """pytest-timeout's timeout for ``item`` (0: none), as it reads it."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and (marker.args or "timeout" in marker.kwargs):
+        seconds = marker.args[0] if marker.args else marker.kwargs["timeout"]
+    else:
+        seconds = item.config.getoption("timeout", None)
+        if seconds is None:
+            seconds = item.config.getini("timeout")
+    return float(seconds or 0)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _stderr
+    timeout = _timeout_of(item)
+    if timeout <= 0:
+        yield
+        return
+    if _stderr is None:
+        _stderr = _uncaptured_stderr(item.config)
+    faulthandler.dump_traceback_later(timeout + _HARD_STOP_AFTER, exit=True, file=_stderr)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps

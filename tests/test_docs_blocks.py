@@ -192,22 +192,39 @@ def pytest_sessionfinish(session):
     Path({out!r}).write_text(json.dumps(_results))
 
 
-# A run that hangs where no test's timeout reaches (a block's import at collection, a
-# hypothesis property that takes a test's timeout for a failing example and runs it
-# again, a thread someone joins at exit) writes every thread's stack to a file and
-# ends, instead of stalling the outer test unexplained: 240 s for the run, 60 s more
-# for its way out. (A file: pytest's capture holds stderr by then.)
+# A run that hangs where pytest-timeout cannot stop it writes every thread's stack to a
+# file and ends, instead of stalling the outer test unexplained: a hypothesis property
+# in a block takes pytest-timeout's one timeout for a failing example and runs it
+# again, and collection and the way out have no timeout at all. Each test gets 150 s,
+# collection 120 s, the way out 60 s. (A file: pytest's capture holds stderr.)
 _HANG = open({hang!r}, "w")
 
 
-def pytest_configure(config):
+def _guard(seconds):
     import faulthandler
-    faulthandler.dump_traceback_later(240, exit=True, file=_HANG)
+    faulthandler.dump_traceback_later(seconds, exit=True, file=_HANG)
+
+
+def pytest_configure(config):
+    _guard(120)
+
+
+def pytest_collection_finish(session):
+    _guard(60)
+
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _guard(150)
+    yield
+    _guard(60)
 
 
 def pytest_unconfigure(config):
-    import faulthandler
-    faulthandler.dump_traceback_later(60, exit=True, file=_HANG)
+    _guard(60)
 """
 
 _INI = """

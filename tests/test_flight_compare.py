@@ -85,3 +85,28 @@ def test_streamed_replies_pair_by_method_and_count() -> None:
     ]
     assert found[0].message == 'streamed 2 chunk(s) ["c", "d"]; recorded 1: ["c"]'
     assert found[1].message.endswith("recorded 0: the record has this reply unstreamed")
+
+
+def _request(method: str, stream: Any, seq: int) -> dict[str, Any]:
+    entry = {"kind": "llm.request", "method": method, "messages": [], "seq": seq}
+    if stream is not ...:
+        entry["stream"] = stream
+    return entry
+
+
+def test_a_request_that_no_longer_asks_for_a_streamed_reply_is_reported() -> None:
+    recorded = [_request("draft", True, 1), _request("draft", False, 2), _request("x", True, 3)]
+    replayed = [_request("draft", False, 1), _request("draft", False, 2), _request("x", ..., 3)]
+    found = compare._stream_flag_divergences(recorded, replayed)
+    assert _where(found) == [
+        (
+            "stream",
+            "LLM request 1 of method draft",
+            "today's code asks for the reply whole; recorded",
+        )
+    ]
+    assert found[0].seq == 1
+    again = compare._stream_flag_divergences(replayed[:2], [_request("draft", None, 1)])
+    assert again == []  # None and False both ask for a whole reply
+    now_streams = compare._stream_flag_divergences(replayed[:1], [_request("draft", True, 1)])
+    assert "asks for the reply streamed; recorded: whole" in now_streams[0].message

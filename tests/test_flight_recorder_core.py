@@ -4,6 +4,7 @@ record format, no secret in a record (in any encoding), the size cap, the writer
 from __future__ import annotations
 
 import base64
+import contextvars
 import gzip
 import json
 import logging
@@ -186,6 +187,25 @@ def test_persisted_states_and_request_info_answers_hold_no_secret(tmp_path, monk
     assert record.entries[0]["state"]["password"] == "<secret>"
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"nested": [{"clientSecret": "camel-0123456789"}]},
+        json.dumps({"deep": {"Access-Token": "camel-0123456789"}}),
+        "https://bob:camel-0123456789@host.example/x?q=1",
+        "https://host.example/x?api%5Fkey=camel-0123456789",
+        "user=bob&pass=camel-0123456789",
+    ],
+)
+def test_every_way_a_name_says_secret_is_masked(tmp_path, output):
+    """The writer skips the by-name pass for an entry whose JSON text names no secret:
+    each of these names one."""
+    path = _record(
+        tmp_path, {"kind": "tool.finished", "output": output, "echo": "camel-0123456789"}
+    )
+    assert "camel-0123456789" not in _text(path)
+
+
 def test_headers_are_masked_by_name(tmp_path):
     path = _record(
         tmp_path,
@@ -215,6 +235,89 @@ def test_a_record_that_would_still_leak_is_refused_not_written(tmp_path, monkeyp
         )
 
 
+def test_a_secret_set_or_changed_after_the_last_record_is_scrubbed_in_the_next(
+    tmp_path, monkeypatch
+):
+    # The environment's secrets are read once and again only when os.environ changes.
+    first = _record(tmp_path / "1", {"kind": "llm.request", "content": "nothing yet"})
+    assert "<secret>" not in _text(first)
+    monkeypatch.setenv("SERVICE_TOKEN", KEY)
+    second = _record(tmp_path / "2", {"kind": "llm.request", "content": f"key {KEY}"})
+    assert "SECRET" not in _text(second)
+    other = "rotated-0123456789abcdef"
+    monkeypatch.setenv("SERVICE_TOKEN", other)
+    third = _record(tmp_path / "3", {"kind": "llm.request", "content": f"{KEY} {other}"})
+    assert other not in _text(third)
+    assert "SECRET" in _text(third)  # the old value is no longer a secret of this process
+
+
+_SPELLINGS = {
+    "raw": lambda value: value,
+    "url": lambda value: quote(value, safe=""),
+    "basic": lambda value: base64.b64encode(f"user:{value}".encode()).decode(),
+    # a JSON body inside a message: escaped once in the string, twice in the line
+    "json": lambda value: json.dumps(value)[1:-1].replace("/", "\\/"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(_SPELLINGS))
+@pytest.mark.parametrize("where", ["value", "key"])
+@pytest.mark.parametrize("secret", [KEY, 'pa"ss\\word\n0123456789'])  # JSON escapes these
+def test_the_final_check_finds_a_spelling_left_in_any_decoded_string(
+    monkeypatch, spelling, where, secret
+):
+    """The last check searches the encoded text for each spelling as it reads there
+    (escaped once more): a spelling in a decoded string or key is found all the same."""
+    from pytest_flows._internal.recording import scrub
+
+    monkeypatch.setattr(scrub.Scrubber, "text", lambda self, text: text)
+    monkeypatch.setattr(scrub.Scrubber, "value", lambda self, data: data)
+    shown = f"see {_SPELLINGS[spelling](secret)} here"
+    entry = {"kind": "x", "content": shown} if where == "value" else {"kind": "x", shown: 1}
+    with pytest.raises(RecordLeakError):
+        encode_record(
+            {"kind": "header"}, [entry], {"kind": "end"}, max_bytes=1 << 20, secrets=(secret,)
+        )
+
+
+@pytest.mark.parametrize("spelling", sorted(_SPELLINGS))
+def test_a_spelling_one_json_level_down_is_scrubbed_too(tmp_path, monkeypatch, spelling):
+    """The writer walks only the lines that may hold a secret string by string: a
+    spelling inside a JSON body inside a message (escaped twice in the line) is one."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    shown = _SPELLINGS[spelling](KEY)
+    body = json.dumps({"messages": [{"content": f"my key {shown}"}]})
+    path = _record(tmp_path, {"kind": "tool.finished", "output": body, "nested": {"b": body}})
+    text = _text(path)
+    assert "SECRET" not in text and shown not in text
+    assert read_record(path).entries[0]["output"].count("<secret>") == 1
+
+
+@pytest.mark.parametrize(
+    ("secret", "spelled"),
+    [
+        ("!@#$%^&*()[]", quote("!@#$%^&*()[]", safe="")),  # no character kept as is
+        ("abc/def+ghi=jk", "abc%2Fdef%2bghi\\u003djk"),  # a mix of spellings
+        ("key-0123456789", "key-0123456789"),
+    ],
+)
+def test_the_scrubbers_shortcuts_skip_no_spelling(secret, spelled):
+    from pytest_flows._internal.recording.scrub import Scrubber
+
+    scrubber = Scrubber([secret])
+    assert scrubber.text(f"a {spelled} b") == "a <secret> b"
+    assert scrubber.copy().text(f"{spelled}") == "<secret>"
+
+
+def test_base64_holding_a_secret_is_hidden_however_long_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    blob = base64.b64encode(json.dumps({"auth": {"k": KEY}, "pad": "x" * 40}).encode()).decode()
+    short = base64.b64encode(b"just twelve bytes").decode()
+    path = _record(tmp_path, {"kind": "tool.finished", "output": f"{blob} and {short}"})
+    text = _text(path)
+    assert blob not in text and short in text
+
+
 def test_the_size_cap_cuts_the_run_and_says_so(tmp_path):
     big = "x" * 400
     path = _record(
@@ -237,6 +340,36 @@ def test_a_full_queue_drops_the_run_and_never_blocks(caplog):
     assert "queue is full" in caplog.text
     gate.set()
     assert writer.flush(timeout=10)
+
+
+def test_a_run_finished_inside_writes_after_is_queued_when_the_block_ends(tmp_path):
+    from pytest_flows._internal.flight import capture
+
+    recorder = FlightRecorder(tmp_path)
+    late = RunRecording(recorder, "toy", "1", "m:Late", {})
+    with capture.writes_after():
+        run = RunRecording(recorder, "toy", "1", "m:F", {})
+        run.note("method.started", method="a")
+        run.finish("finished")
+        assert recorder.flush(timeout=10) and recorder.written == []  # held, not queued
+        held = contextvars.copy_context()  # a stream consumed after the call returned
+    assert recorder.flush(timeout=10) and len(recorder.written) == 1
+    held.run(late.finish, "finished")  # its block has ended: queued at once
+    assert recorder.flush(timeout=10) and len(recorder.written) == 2
+
+
+def test_the_writer_thread_ends_when_closed_and_starts_again_for_a_late_run():
+    writer = Writer()
+    writer.start()
+    thread = writer._thread
+    assert thread is not None and thread.is_alive()
+    writer.close()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    done = threading.Event()
+    assert writer.submit(done.set)  # a run that finished after recording stopped
+    assert writer.flush(timeout=10) and done.is_set()
+    writer.close()
 
 
 def test_a_failing_write_is_logged_and_never_raises(tmp_path, caplog):
@@ -270,7 +403,7 @@ def test_a_recording_failure_is_logged_and_never_raised(tmp_path, caplog, monkey
     run = RunRecording(recorder, "toy", "1", "m:F", {})
     monkeypatch.setattr("pytest_flows._internal.flight.capture.jsonable", _boom)
     with caplog.at_level(logging.ERROR, logger="pytest_flows.recorder"):
-        run.note("method.started", method="a")  # does not raise
+        run.note("method.started", method="a", output={"x": 1})  # does not raise
         run.finish("finished", output=1)  # does not raise either
     assert "recording a method.started entry failed" in caplog.text
     assert "finishing a record failed" in caplog.text

@@ -200,3 +200,28 @@ def test_flows_all_keeps_correct_async_and_threaded_tests_passing(
     )
     result = pytester.runpytest_inprocess("-p", "no:randomly", "--flows-all")
     result.assert_outcomes(passed=3)
+
+
+KEPT = """
+import gc
+import weakref
+
+sessions = []
+
+
+def test_first(flows):
+    sessions.append(weakref.ref(flows))
+
+
+def test_second(flows):
+    gc.collect()
+    assert sessions[0]() is None, "the first test's session is still alive"
+"""
+
+
+def test_a_finished_tests_session_is_let_go(pytester: pytest.Pytester) -> None:
+    # pytest keeps every item and its stash until the run ends; a session kept there
+    # kept each test's runs, traces and store alive for the rest of the run.
+    pytester.makepyfile(test_kept=KEPT)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

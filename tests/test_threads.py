@@ -229,6 +229,34 @@ def test_a_datetime_made_in_a_flows_test_pickles_as_a_real_datetime(flows: Any) 
     assert pickle.loads(data) == now
 
 
+def test_a_deadlock_is_reported_though_a_task_waits_on_after_its_cancellation() -> None:
+    # After the run raised, asyncio.run cancels every task left and waits for them, on a
+    # loop no scheduler drives any more. A task that takes the cancellation and waits
+    # again (or a gather an interrupt broke mid-callback: pytest-timeout's timeout in a
+    # crash-resume property, the docs blocks' hang in CI) made that wait, and the
+    # deadlock report with it, last for ever. (Bare asyncio would hang in the run itself:
+    # nothing here can end; what is compared is that the harness ends it.)
+    async def stubborn() -> None:
+        never = asyncio.get_running_loop().create_future()
+        try:
+            await never
+        except asyncio.CancelledError:
+            await asyncio.get_running_loop().create_future()
+
+    async def main(unit: float) -> None:
+        task = asyncio.create_task(stubborn())
+        await asyncio.sleep(math.inf)
+        await task
+
+    started = _wall()
+    with pytest.raises(FlowsDeadlockError) as caught:
+        run(main(1.0), Scheduler())
+    assert _wall() - started < 10.0
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "asyncio's clean-up after this error waited for 1 task(s)" in notes
+    assert "stubborn" in notes
+
+
 def test_sleeping_for_ever_with_nothing_else_to_do_is_reported_not_jumped_to() -> None:
     async def forever(unit: float) -> None:
         await asyncio.sleep(math.inf)

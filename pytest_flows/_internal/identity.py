@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.clock_scan import remembering_scan
 from pytest_flows._internal.frozen_dates import fakes_valid_as_real
 from pytest_flows._internal.loop import VirtualClock
 from pytest_flows._internal.normal_form import Normalizer
@@ -106,7 +107,9 @@ def frozen_wall_clock(clock: VirtualClock, epoch: _dt.datetime = DEFAULT_EPOCH) 
     import freezegun.api as fz_api
 
     freezer = freezegun.freeze_time(epoch, tick=False, ignore=_REAL_TIME_MODULES)
-    freezer.start()
+    scan = _stdlib_seams.FREEZEGUN["freezegun.api:_get_cached_module_attributes"]
+    with scan.replace(remembering_scan(fz_api._get_cached_module_attributes)):
+        freezer.start()
     # freezegun's default ignore list holds "threading" and "queue", and it looks five
     # frames up: any call made near a thread's bootstrap (a sync flow method's body on
     # a worker thread) or in a test body that hypothesis calls would read the real

@@ -49,6 +49,11 @@ __all__ = [
 
 T = TypeVar("T")
 
+#: Real seconds the clean-up after a run that ended in an error may sit with nothing
+#: to do (no callback, no timer, no work of a pool thread coming back) before it is
+#: given up, so the run's error reaches the test (see ``DeterministicEventLoop._idle_end``).
+WIND_DOWN_GRACE = 1.0
+
 
 class VirtualClock:
     """A monotonic clock that only moves when told to (or when a loop is idle).
@@ -260,6 +265,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         self._scheduler = _driving_scheduler()
         self._live_workers = 0
         self._exit_waiter: asyncio.Future[None] | None = None
+        #: Set by :func:`run` once the run raised: asyncio's clean-up is under way.
+        self.winding_down = False
+        self.gave_up: list[asyncio.Task[Any]] = []
+        self._give_up: asyncio.TimerHandle | None = None
 
     def _driver(self) -> Scheduler | None:
         scheduler = self._scheduler
@@ -346,7 +355,33 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         me = current()
         if scheduler is not None and me is not None and self in me.loops:
             self._take_turn(scheduler.threads, me)
+        elif self.winding_down:
+            self._idle_end()
         super()._run_once()  # type: ignore[misc]
+
+    def _idle_end(self) -> None:
+        """The clean-up of a run that raised, on a loop no scheduler drives any more (the
+        run deadlocked): ``asyncio.run`` cancels every task left and waits for them. A
+        task that takes the cancellation and waits again, or a ``gather`` an interrupt
+        (pytest-timeout's) broke mid-callback, would keep that wait, and the run's error
+        with it, from ever ending: the plain loop would sleep in ``select`` for ever.
+        With nothing ready and no timer but this one, the clean-up stops after
+        :data:`WIND_DOWN_GRACE` real seconds (a thread outside may still post)."""
+        timers = [h for h in self._scheduled if h is not self._give_up and not h.cancelled()]  # type: ignore[attr-defined]
+        if self._ready or timers:  # type: ignore[attr-defined]
+            if self._give_up is not None:
+                self._give_up.cancel()
+                self._give_up = None
+            return
+        if self._give_up is None:
+            self._give_up = super().call_later(WIND_DOWN_GRACE, self._stuck)
+
+    def _stuck(self) -> None:
+        self._give_up = None
+        self.gave_up = [t for t in asyncio.all_tasks(self) if not t.done()]
+        for task in self.gave_up:
+            task._log_destroy_pending = False  # type: ignore[attr-defined]  # the error names them
+        self.stop()
 
     def _take_turn(self, threads: ThreadScheduler, me: Participant) -> None:
         if self._ready or self._stopping:  # type: ignore[attr-defined]
@@ -500,5 +535,34 @@ def ensure_policy() -> Iterator[None]:
 def run(coro: Any, scheduler: Scheduler) -> Any:
     """Run ``coro`` to completion on a fresh deterministic loop under ``scheduler``."""
     scheduler.threads.fresh_run()
-    with activate(scheduler), asyncio.Runner(loop_factory=DeterministicEventLoop) as runner:
-        return runner.run(coro)
+    with activate(scheduler):
+        runner = asyncio.Runner(loop_factory=DeterministicEventLoop)
+        try:
+            result = runner.run(coro)
+        except BaseException as error:
+            _wind_down(runner, error)
+            raise
+        runner.close()
+        return result
+
+
+def _wind_down(runner: asyncio.Runner, error: BaseException) -> None:
+    """Close ``runner`` after its run raised ``error``, which stays the error raised:
+    a clean-up that could never end is given up (``DeterministicEventLoop._idle_end``)."""
+    loop = runner.get_loop()
+    if not isinstance(loop, DeterministicEventLoop):
+        runner.close()
+        return
+    loop.winding_down = True
+    try:
+        runner.close()
+    except BaseException:
+        if not loop.gave_up:
+            raise
+    if loop.gave_up:
+        error.add_note(
+            f"pytest-flows: asyncio's clean-up after this error waited for "
+            f"{len(loop.gave_up)} task(s) that could not end (nothing left could wake "
+            f"them), and was given up after {WIND_DOWN_GRACE:g} real seconds: "
+            + ", ".join(repr(t) for t in loop.gave_up)
+        )

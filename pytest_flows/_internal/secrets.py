@@ -11,6 +11,8 @@ from urllib.parse import quote, quote_plus
 __all__ = [
     "MIN_SECRET_LENGTH",
     "PROVIDER_KEYS",
+    "SECRET_FIELDS",
+    "SECRET_FIELD_ENDINGS",
     "SECRET_HEADERS",
     "is_secret_env_name",
     "is_secret_field_name",
@@ -77,11 +79,11 @@ SECRET_HEADERS = frozenset(
 )
 #: Query parameters and body fields named exactly this (compared without case and
 #: separators: ``Access-Token``, ``access_token`` and ``accessToken`` are one name).
-_SECRET_FIELDS = frozenset(
+SECRET_FIELDS = frozenset(
     {"key", "token", "sig", "secret", "pass", "pwd", "auth", "credential", "credentials"}
 )
 #: ... or ending in this.
-_SECRET_FIELD_ENDINGS = (
+SECRET_FIELD_ENDINGS = (
     "apikey",
     "secretkey",
     "privatekey",
@@ -118,7 +120,7 @@ def is_secret_field_name(name: str, *, in_response: bool = False) -> bool:
     plain = _plain(name)
     if in_response and plain in AMBIGUOUS_FIELDS:
         return False
-    return plain in _SECRET_FIELDS or plain.endswith(_SECRET_FIELD_ENDINGS)
+    return plain in SECRET_FIELDS or plain.endswith(SECRET_FIELD_ENDINGS)
 
 
 def is_secret_header(name: str) -> bool:
@@ -149,8 +151,11 @@ def _char_pattern(char: str) -> str:
         spellings.append(
             r"\\[uU]" + "".join(_any_case_hex(b) for b in ord(char).to_bytes(2, "big"))
         )
-    if char in {'"', "\\", "/"}:
-        spellings.append(re.escape("\\" + char))  # JSON escapes
+    if char in {'"', "/"}:
+        # JSON escapes, at any depth (a JSON body inside a message inside a record)
+        spellings.append(r"\\+" + re.escape(char))
+    if char == "\\":
+        spellings.append(r"\\+")
     return "(?:" + "|".join(spellings) + ")"
 
 

@@ -34,6 +34,7 @@ from pytest_flows._internal.property_runs import (
     operations_for,
     reproducer,
 )
+from pytest_flows._internal.property_timeouts import timeouts_escape
 from pytest_flows._internal.seeding import reseeded
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint
 from pytest_flows._internal.strategies import crash_points, default_settings, private_storage
@@ -126,6 +127,7 @@ def check_crash_resume(
 
     @given(data=st.data())
     @(hypothesis_settings or default_settings(max_examples))
+    @timeouts_escape
     def crash_resume(data: st.DataObject) -> None:
         seed = data.draw(seeds, label="seed") if seeds is not None else None
         with reseeded(flows.scheduler, seed):
@@ -243,6 +245,7 @@ def check_fork_isolation(
         ids = Bundle("ids")
 
         @initialize(target=ids)
+        @timeouts_escape
         def kickoff(self) -> str:
             outcome = ops.run(flow, inputs)
             if outcome.state_id is None or not flow_store.history(outcome.state_id):
@@ -253,6 +256,7 @@ def check_fork_isolation(
             return outcome.state_id
 
         @rule(source=ids)
+        @timeouts_escape
         def resume(self, source: str) -> None:
             others = {
                 key: [s.raw for s in flow_store.history(key)]
@@ -266,6 +270,7 @@ def check_fork_isolation(
                 )
 
         @rule(target=ids, source=ids, pinned=st.booleans())
+        @timeouts_escape
         def fork(self, source: str, pinned: bool) -> str:
             pin = ops.new_id() if pinned else None
             return assert_fork_isolated(flows, flow_store, flow, source, inputs=inputs, pin=pin)
@@ -380,6 +385,7 @@ def check_time_travel(
 
     @given(data=st.data())
     @(hypothesis_settings or default_settings(max_examples))
+    @timeouts_escape
     def time_travel(data: st.DataObject) -> None:
         seed = data.draw(seeds, label="seed") if seeds is not None else None
         with reseeded(flows.scheduler, seed):

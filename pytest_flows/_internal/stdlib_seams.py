@@ -319,6 +319,13 @@ FREEZEGUN = Registry(
         "their _ns forms read its nanoseconds (virtual_clocks.py)",
     ),
     Seam("freezegun.api:FakeDate", "patch", "renamed while frozen so pickles name date"),
+    Seam(
+        "freezegun.api:_get_cached_module_attributes",
+        "patch",
+        "start() finds each module's clock functions once per namespace size (clock_scan.py)",
+        params=("module",),
+        source=("_get_module_attributes_hash(module) == module_hash",),
+    ),
     Seam("freezegun.api:real_date", "read", "the real date class pydantic compares with"),
     Seam("freezegun.api:real_datetime", "read", "the real datetime class pydantic compares with"),
 )

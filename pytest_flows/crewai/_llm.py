@@ -80,10 +80,18 @@ class FakeLLM(BaseLLM):
         """The test's ``fake_llm``: the script every handle answers from."""
         return self._require_core().api
 
-    def handle(self, model: str, response_format: Any = None, *, as_text: bool = False) -> FakeLLM:
+    def handle(
+        self,
+        model: str,
+        response_format: Any = None,
+        *,
+        as_text: bool = False,
+        stream: bool = False,
+    ) -> FakeLLM:
         """The fake as seen by code that asked for ``model`` (same script), built
-        with ``response_format`` (returned as JSON text if ``as_text``)."""
-        handle: FakeLLM = self._require_core().handle(model, response_format, as_text)
+        with ``response_format`` (returned as JSON text if ``as_text``) and ``stream``
+        (``LLM(..., stream=True)``: its calls stream, and its events say so)."""
+        handle: FakeLLM = self._require_core().handle(model, response_format, as_text, stream)
         return handle
 
     @property
@@ -265,13 +273,20 @@ class _Core:
     def __init__(self, api: LLMScript, session: FlowsSession | None) -> None:
         self.api = api
         self.session = session
-        self._handles: dict[tuple[str, Any, bool], FakeLLM] = {}
+        self._handles: dict[tuple[str, Any, bool, bool], FakeLLM] = {}
 
-    def handle(self, model: str, response_format: Any = None, as_text: bool = False) -> FakeLLM:
-        key = (model, response_format, as_text and response_format is not None)
+    def handle(
+        self,
+        model: str,
+        response_format: Any = None,
+        as_text: bool = False,
+        stream: bool = False,
+    ) -> FakeLLM:
+        key = (model, response_format, as_text and response_format is not None, bool(stream))
         handle = self._handles.get(key)
         if handle is None:
-            handle = FakeLLM(model=model)
+            # (crewai's default is None: only a streaming handle says otherwise)
+            handle = FakeLLM(model=model, stream=True) if stream else FakeLLM(model=model)
             handle._core = self
             handle._response_format = response_format
             handle._as_text = key[2]

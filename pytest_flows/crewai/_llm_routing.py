@@ -35,7 +35,8 @@ def _handle_of(fake: Any, llm: Any) -> Any:
     if not isinstance(response_format, type):
         response_format = None
     as_text = bool(getattr(llm, "is_litellm", False))
-    return fake.handle(str(llm.model), response_format, as_text=as_text)
+    stream = getattr(llm, "stream", False) is True
+    return fake.handle(str(llm.model), response_format, as_text=as_text, stream=stream)
 
 
 def _routed(fake: Any, name: str) -> Callable[..., Any]:
@@ -101,12 +102,16 @@ def route_constructor(fake: Any) -> Iterator[None]:
         if not model or not isinstance(model, str):
             raise ValueError("Model must be a non-empty string")
         response_format = kwargs.get("response_format")
+        stream = kwargs.get("stream") is True  # LLM(..., stream=True): the calls stream
         if not isinstance(response_format, type):  # a JSON-mode dict: the reply is text
-            return fake.handle(model)
+            return fake.handle(model, stream=stream)
         is_litellm = bool(kwargs.get("is_litellm", args[1] if len(args) > 1 else False))
         options = {k: v for k, v in kwargs.items() if k not in ("model", "is_litellm")}
         return fake.handle(
-            model, response_format, as_text=_through_litellm(cls, model, is_litellm, options)
+            model,
+            response_format,
+            as_text=_through_litellm(cls, model, is_litellm, options),
+            stream=stream,
         )
 
     with SEAMS["crewai.llm:LLM.__new__"].replace(routed_new):

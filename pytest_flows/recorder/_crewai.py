@@ -7,6 +7,9 @@ order, so the record has the true order of method starts and finishes, LLM calls
 tool calls, crew kickoffs and human answers, on the thread that made them. It only
 copies what the event carries; it never raises into the flow. crewAI emits no event
 for a ``@persist`` save, so ``PersistenceDecorator.persist_state`` is wrapped too.
+``Flow.kickoff`` is wrapped so a run's record is queued for writing when the call
+returns (crewAI's teardown after the run then does not share the interpreter with the
+writer thread).
 A ``Flow(stream=True)`` kickoff gives its consumer these same events as frames;
 ``Flow.stream_events`` and ``Flow.astream`` are wrapped to note that the run streamed,
 and a streamed LLM reply's chunks are recorded one by one.
@@ -432,6 +435,17 @@ def install() -> Callable[[], None]:
         return result
 
     patches.replace(Flow, "kickoff_async", kickoff_async)
+    sync_kickoff = Flow.__dict__.get("kickoff")
+    if sync_kickoff is not None:
+
+        @functools.wraps(sync_kickoff)
+        def kickoff(self: Flow[Any], *args: Any, **kwargs: Any) -> Any:
+            if capture.active() is None or getattr(self, "stream", False):
+                return sync_kickoff(self, *args, **kwargs)
+            with capture.writes_after():
+                return sync_kickoff(self, *args, **kwargs)
+
+        patches.replace(Flow, "kickoff", kickoff)
     _patch_persistence(patches)
     _patch_streaming(patches)
     return patches.undo

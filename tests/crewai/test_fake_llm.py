@@ -263,6 +263,33 @@ def test_streamed_replies_emit_chunk_events_and_return_the_text(flows: Any, fake
     assert run.trace.of_kind("llm.call")[0].get("chunks") == "3"
 
 
+class StreamingLLMFlow(Flow):  # type: ignore[type-arg]
+    @start()
+    def ask(self) -> Any:
+        return LLM(model="gpt-4o-mini", stream=True).call("hi?")
+
+
+def test_an_llm_built_to_stream_keeps_its_flag_under_the_fake(flows: Any, fake_llm: Any) -> None:
+    """LLM(..., stream=True) routed to the fake still streams: its call's events say
+    so (a flight replay compares the flag), and a scripted text comes as a chunk."""
+    seen: list[Any] = []
+
+    def sink(source: Any, event: Any) -> None:
+        if getattr(event, "type", "") in ("llm_call_started", "llm_stream_chunk"):
+            seen.append((event.type, getattr(event, "stream", None)))
+
+    fake_llm.reply("hello")
+    token = add_stream_sink(sink)
+    try:
+        run = flows.run(StreamingLLMFlow)
+    finally:
+        reset_stream_sinks(token)
+    assert run.output == "hello"
+    assert seen[0] == ("llm_call_started", True)
+    assert ("llm_stream_chunk", None) in seen
+    assert LLM(model="gpt-4o-mini").stream is not True  # a plain LLM does not stream
+
+
 class RaceFlow(Flow):  # type: ignore[type-arg]
     @start()
     async def via_a(self) -> Any:

@@ -132,12 +132,22 @@ def test_a_streamed_reply_replays_with_the_same_chunks(flows, production, monkey
     assert replayed.replayed_trace == replayed.recorded_trace
 
     # A replay that streamed other chunks is reported (here: the record's chunks of
-    # that reply no longer make up its text, so the replay answers it unstreamed).
+    # that reply no longer make up its text, so the replay answers it with the text,
+    # which the LLM, built to stream, streams as one chunk).
     edited = read_record(record.path)
     edited.of_kind("llm.chunk")[0]["chunk"] = "Dear customer, "
     (first, *_) = flows.replay(edited, StreamFlow).divergences
     assert first.kind == "stream" and first.where == "streamed reply 1 of method draft"
-    assert first.message.startswith("streamed 0 chunk(s) []; recorded 4:")
+    assert first.message.startswith("streamed 1 chunk(s) [")
+    assert "; recorded 4: " in first.message
+
+    # Today's code asks for the reply whole where the recorded run streamed it (here:
+    # the record says it streamed and today's does not; either way it is reported).
+    edited = read_record(record.path)
+    edited.of_kind("llm.request")[0]["stream"] = False
+    (first, *_) = flows.replay(edited, StreamFlow).divergences
+    assert first.kind == "stream" and first.where == "LLM request 1 of method draft"
+    assert "asks for the reply streamed; recorded: whole" in first.message
 
 
 def test_every_recorded_request_and_answer_is_in_the_record(production):

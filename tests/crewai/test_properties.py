@@ -21,7 +21,9 @@ from property_flows import (
     every_step,
 )
 
+from pytest_flows._internal import state_properties
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.property_timeouts import PropertyTimedOut
 from pytest_flows._internal.state_properties import (
     assert_crash_resume,
     assert_fork_isolated,
@@ -219,3 +221,46 @@ def test_time_travel_on_a_run_that_never_checkpoints_or_fails_says_so(flows, flo
         r"one \(LookupError: no such order\)",
     ):
         assert_time_travel(flows, flow_store, FailsAtOnce, 0)
+
+
+# -- a timeout ends the property ---------------------------------------------------------
+# pytest-timeout's signal method fails the test once ("... from pytest-timeout."); before
+# the helpers passed it on, hypothesis took it for a failing example and ran examples
+# again with the timer spent, so an example that hung hung for ever.
+@pytest.mark.parametrize(
+    ("check", "step", "flow"),
+    [
+        (check_crash_resume, "assert_crash_resume", SafePipeline),
+        (check_fork_isolation, "assert_fork_isolated", OrderFlow),
+        (check_time_travel, "assert_time_travel", Report),
+    ],
+)
+def test_a_pytest_timeout_ends_the_property_instead_of_running_it_again(
+    flows, flow_store, monkeypatch, check, step, flow
+):
+    calls = []
+
+    def times_out(*args, **kwargs):
+        calls.append(args)
+        pytest.fail("Timeout (>90.0s) from pytest-timeout.")
+
+    monkeypatch.setattr(state_properties, step, times_out)
+    with pytest.raises(PropertyTimedOut, match="run it again with the timer spent") as ended:
+        check(flows, flow_store, flow, max_examples=6)
+
+    assert len(calls) == 1
+    assert str(ended.value).startswith("Timeout (>90.0s) from pytest-timeout.")
+
+
+def test_any_other_failure_still_shrinks(flows, flow_store, monkeypatch):
+    calls = []
+
+    def fails(*args, **kwargs):
+        calls.append(args)
+        pytest.fail("the flow lost a save")
+
+    monkeypatch.setattr(state_properties, "assert_crash_resume", fails)
+    with pytest.raises(pytest.fail.Exception, match="the flow lost a save"):
+        check_crash_resume(flows, flow_store, SafePipeline, max_examples=6)
+
+    assert len(calls) > 1  # hypothesis ran it again to shrink it

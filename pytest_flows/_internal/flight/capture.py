@@ -41,6 +41,7 @@ __all__ = [
     "install",
     "recording",
     "uninstall",
+    "writes_after",
 ]
 
 ENV_VAR = "PYTEST_FLOWS_RECORD"
@@ -110,6 +111,7 @@ def active() -> FlightRecorder | None:
 def install(recorder: FlightRecorder) -> FlightRecorder | None:
     """Make ``recorder`` the active one; returns the one it replaces."""
     global _active
+    recorder.writer.start()
     with _install_lock:
         previous, _active = _active, recorder
     return previous
@@ -127,6 +129,7 @@ def uninstall() -> FlightRecorder | None:
                 LOG.exception("pytest-flows recorder: removing a framework hook failed")
         previous.hooks.clear()
         previous.flush()
+        previous.writer.close()
     return previous
 
 
@@ -199,9 +202,23 @@ class RunRecording:
     def note(self, kind: str, **fields: Any) -> None:
         """Add one entry (values are copied as JSON data now: later mutation is not seen)."""
         try:
-            entry = {"kind": kind, **{k: jsonable(v) for k, v in fields.items()}}
-            entry["thread"] = threading.current_thread().name
-            size = _size(entry)
+            entry: dict[str, Any] = {"kind": kind}
+            size = len(kind) + 10
+            # One pass: a plain value is kept and counted as is (the most common case:
+            # method names, task names, short texts); anything else is copied as JSON.
+            for key, value in fields.items():
+                kind_of = type(value)
+                if kind_of is str:
+                    size += len(key) + len(value) + 6
+                elif value is None or kind_of is bool or kind_of is int:
+                    size += len(key) + 12
+                else:
+                    value = jsonable(value)
+                    size += len(key) + 4 + _value_size(value)
+                entry[key] = value
+            thread = threading.current_thread().name
+            entry["thread"] = thread
+            size += len(thread) + 12
             with self._lock:
                 if self._done:
                     return
@@ -258,26 +275,70 @@ class RunRecording:
                     return
                 recorder.writer.write(recorder.directory, name, data)
 
-            recorder.writer.submit(write)
+            held = _held.get()
+            if held is None or not held.hold(recorder.writer, write):
+                recorder.writer.submit(write)
         except Exception:
             LOG.exception("pytest-flows recorder: finishing a record failed")
 
 
-def _size(entry: dict[str, Any]) -> int:
-    """About the length of ``entry`` as a JSON line, cheaply: the in-memory cap's
-    measure (the writer cuts the record at the exact size). Short strings and numbers
-    are counted, not encoded; only structured values are."""
-    size = 2
-    for key, value in entry.items():
-        size += len(key) + 4
-        kind = type(value)
-        if kind is str:
-            size += len(value) + 2
-        elif value is None or kind is bool or kind is int or kind is float:
-            size += 8
-        else:
-            size += len(json.dumps(value, ensure_ascii=False, default=repr))
-    return size
+class _Held:
+    """Write jobs of runs that finished inside :func:`writes_after`'s block."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: list[tuple[Writer, Callable[[], None]]] = []
+        self._open = True
+
+    def hold(self, writer: Writer, job: Callable[[], None]) -> bool:
+        """Keep ``job`` until the block ends; False once it has (queue it now)."""
+        with self._lock:
+            if self._open:
+                self._jobs.append((writer, job))
+            return self._open
+
+    def release(self) -> None:
+        with self._lock:
+            self._open, jobs, self._jobs = False, self._jobs, []
+        for writer, job in jobs:
+            writer.submit(job)
+
+
+_held: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
+    "pytest_flows_flight_held", default=None
+)
+
+
+@contextmanager
+def writes_after() -> Iterator[None]:
+    """Runs that finish inside the block are queued for writing when it ends.
+
+    A framework's synchronous entry point (crewAI's ``kickoff``) wraps its call in it:
+    the framework's own teardown after the run (closing its event loop, waiting for
+    its event handlers) then does not share the interpreter with the writer thread;
+    the writer's work starts when the caller has its result. A run finishing later, in
+    a context copied from the block (a stream consumed after the call returned), is
+    queued at once.
+    """
+    held = _Held()
+    token = _held.set(held)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        held.release()
+
+
+def _value_size(value: Any) -> int:
+    """About the length of a JSON value, cheaply: the in-memory cap's measure (the
+    writer cuts the record at the exact size). Short strings and numbers are counted,
+    not encoded; only structured values are."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if value is None or kind is bool or kind is int or kind is float:
+        return 8
+    return len(json.dumps(value, ensure_ascii=False, default=repr))
 
 
 def distribution_version(distribution: str) -> str:

@@ -142,6 +142,7 @@ def compare(
                     )
                 )
     divergences += _stream_divergences(record.entries, replayed.entries)
+    divergences += _stream_flag_divergences(record.entries, replayed.entries)
     divergences += _state_divergences(record.entries, replayed.entries)
     divergences += _checkpoint_divergences(record.entries, replayed.entries)
     end = _replayed_end(run)
@@ -227,6 +228,36 @@ def _stream_divergences(
                     f"streamed {len(got)} chunk(s) {json.dumps(got)[:200]}; recorded "
                     f"{len(was[1])}: {json.dumps(was[1])[:200]}",
                     seq=was[2],
+                )
+            )
+    return divergences
+
+
+def _stream_flag_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th LLM request of each method asks for its reply streamed on both sides or
+    on neither (``LLM(stream=True)``). A replay answers a streamed reply with the
+    recorded chunks whatever today's code asks for, so only the request says it.
+    Requests without the flag (a framework that does not record it) are not compared."""
+
+    def requests(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in entries if e.get("kind") == "llm.request" and "stream" in e]
+
+    divergences = []
+    pairs = _paired(requests(recorded), requests(replayed), lambda e: str(e.get("method")))
+    for method, index, was, now in pairs:
+        if was is None or now is None:
+            continue  # a request only one side made: the answers report it
+        if bool(was.get("stream")) != bool(now.get("stream")):
+            asked = "streamed" if now.get("stream") else "whole"
+            divergences.append(
+                Divergence(
+                    "stream",
+                    f"LLM request {index + 1} of method {method}",
+                    f"today's code asks for the reply {asked}; recorded: "
+                    f"{'streamed' if was.get('stream') else 'whole'} (LLM(stream=...))",
+                    seq=int(was.get("seq", 0)),
                 )
             )
     return divergences

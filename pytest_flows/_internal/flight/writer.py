@@ -9,6 +9,8 @@ would still hold a known secret in any encoding is refused, never written.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gzip
 import json
 import logging
@@ -18,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from pytest_flows._internal.flight.format import SUFFIX
 from pytest_flows._internal.recording.scrub import Scrubber
@@ -26,6 +29,8 @@ from pytest_flows._internal.secrets import secret_encodings
 __all__ = ["LOG", "RecordLeakError", "Writer", "encode_record"]
 
 LOG = logging.getLogger("pytest_flows.recorder")
+#: How many written paths a writer remembers (:attr:`Writer.written`).
+KEEP_WRITTEN = 4096
 
 
 class RecordLeakError(Exception):
@@ -34,6 +39,56 @@ class RecordLeakError(Exception):
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+class _BaseScrubbers:
+    """The scrubber every record starts from: the recorder's secrets and the values of
+    the secret-looking environment variables, built again only when ``os.environ`` or
+    the secrets change (reading the environment and compiling each value's pattern
+    cost more than scrubbing a small record)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._environ: object = None
+        self._built: dict[tuple[str, ...], Scrubber] = {}
+
+    def get(self, secrets: Sequence[str]) -> Scrubber:
+        data = getattr(os.environ, "_data", None)  # CPython's raw mapping: compared in C
+        with self._lock:
+            if not isinstance(data, dict) or data != self._environ:
+                self._environ = dict(data) if isinstance(data, dict) else None
+                self._built.clear()
+            key = tuple(secrets)
+            base = self._built.get(key)
+            if base is None:
+                base = Scrubber(secrets)
+                # Read after the snapshot: a change from here on is seen next time.
+                base.add_environment()
+                self._built[key] = base
+            return base.copy()
+
+
+_BASES = _BaseScrubbers()
+
+
+@functools.lru_cache(maxsize=1024)
+def _needles(value: str) -> tuple[str, ...]:
+    """Each spelling of ``value`` as it reads in the record's text: as is, and
+    JSON-escaped (a spelling inside a decoded string is escaped once more in the line).
+    A string holds a spelling only if the line holds its escaped form, so searching
+    the text alone finds everything a search of every decoded string would."""
+    encoded = json.dumps(value, ensure_ascii=False)[1:-1]  # control characters too
+    spellings = [*secret_encodings(value), encoded, encoded.replace("/", "\\/")]
+    escaped = (json.dumps(spelling, ensure_ascii=False)[1:-1] for spelling in spellings)
+    return tuple(dict.fromkeys((*spellings, *escaped)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _bare_needles(value: str) -> tuple[str, ...]:
+    """The spellings of ``value`` that JSON-escaping changes only by backslashes, as
+    they read without any."""
+    spellings = (value, quote(value, safe=""), quote(value), quote_plus(value))
+    return tuple(dict.fromkeys(spelling.replace("\\", "") for spelling in spellings))
 
 
 def encode_record(
@@ -48,39 +103,42 @@ def encode_record(
 
     Raises :class:`RecordLeakError` if a known secret survives scrubbing.
     """
-    scrubber = Scrubber(secrets)
-    scrubber.add_environment()
+    scrubber = _BASES.get(secrets)
+    rounded = [
+        {**entry, "t": round(entry["t"], 6)} if isinstance(entry.get("t"), float) else entry
+        for entry in entries
+    ]
     # By name first (a field named like a secret is masked and its value remembered),
     # then by value over the whole text, so a remembered value is gone everywhere.
-    masked_header = scrubber.mask_data(header)
-    masked = [scrubber.mask_data(entry) for entry in entries]
-    masked_end = scrubber.mask_data(end)
+    masked_header = _masked(scrubber, header)
+    masked = [_masked(scrubber, entry) for entry in rounded]
+    masked_end = _masked(scrubber, end)
     # By value in each decoded string (a JSON-escaped key inside a message is one
-    # level deeper than in a cassette's body), then again over the encoded text.
-    masked_header = scrubber.value(masked_header)
-    masked = [scrubber.value(entry) for entry in masked]
-    masked_end = scrubber.value(masked_end)
-    lines = [_dumps(masked_header)]
+    # level deeper than in a cassette's body), then again over the encoded text. Only
+    # the lines that may hold a value are walked string by string.
+    lines = [_scrubbed(scrubber, *masked_header)]
     size = len(lines[0]) + 1
     kept = 0
-    for entry in masked:
-        if isinstance(entry.get("t"), float):
-            entry = {**entry, "t": round(entry["t"], 6)}
-        line = _dumps(entry)
+    for entry, line in masked:
+        line = _scrubbed(scrubber, entry, line)
         if size + len(line) + 1 > max_bytes:
             break
         lines.append(line)
         size += len(line) + 1
         kept += 1
     if kept < len(masked):
-        masked_end = {**masked_end, "truncated": True, "dropped_entries": len(masked) - kept}
-    lines.append(_dumps(masked_end))
+        cut = {**masked_end[0], "truncated": True, "dropped_entries": len(masked) - kept}
+        masked_end = (cut, _dumps(cut))
+    lines.append(_scrubbed(scrubber, *masked_end))
     text = scrubber.text("\n".join(lines) + "\n")
-    decoded = [_strings(json.loads(line)) for line in text.splitlines()]
+    # JSON escapes add backslashes before a value's quotes and slashes at each level it
+    # is nested: without any backslash, a value nested however deep reads as itself.
+    bare = text.replace("\\", "")
     leaked = [
         value
         for value in scrubber.values
-        if _holds(text, value) or any(_holds(part, value) for parts in decoded for part in parts)
+        if any(needle in text for needle in _needles(value))
+        or any(needle in bare for needle in _bare_needles(value))
     ]
     if leaked:
         raise RecordLeakError(
@@ -89,18 +147,21 @@ def encode_record(
     return text.encode("utf-8")
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for key, item in value.items() for s in (str(key), *_strings(item))]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
+def _masked(scrubber: Scrubber, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``data`` masked by name, and its JSON line (most entries hold no name to mask:
+    a search of their line says so, and the line is kept)."""
+    line = _dumps(data)
+    if not scrubber.may_mask(line):
+        return data, line
+    masked: dict[str, Any] = scrubber.mask_data(data)
+    return masked, _dumps(masked)
 
 
-def _holds(text: str, value: str) -> bool:
-    return any(spelling in text for spelling in secret_encodings(value))
+def _scrubbed(scrubber: Scrubber, data: dict[str, Any], line: str) -> str:
+    """``line`` (the JSON of ``data``) with every value scrubbed in each decoded string."""
+    if scrubber.may_hold(line):
+        return _dumps(scrubber.value(data))
+    return line
 
 
 class Writer:
@@ -113,16 +174,33 @@ class Writer:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self.dropped = 0
-        self.written: list[Path] = []
+        #: The files written, oldest first (the last ``KEEP_WRITTEN``: a long-running
+        #: process does not keep every path it ever wrote).
+        self._written: dict[Path, None] = {}
+        self._made: set[Path] = set()
+
+    def start(self) -> None:
+        """Start the writing thread now (recording turned on), not in a flow's first
+        finished run."""
+        with self._lock:
+            self._ensure_thread()
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._work, name="pytest-flows-recorder", daemon=True
+            )
+            self._thread.start()
+
+    def close(self) -> None:
+        """Let the thread end once the queue is empty (a later run starts it again)."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(None)
 
     def submit(self, job: Callable[[], None]) -> bool:
         """Queue ``job``; False (and a log line) if the queue is full."""
         with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._work, name="pytest-flows-recorder", daemon=True
-                )
-                self._thread.start()
+            self._ensure_thread()
             self._pending += 1
         try:
             self._queue.put_nowait(job)
@@ -138,7 +216,11 @@ class Writer:
         while True:
             job = self._queue.get()
             if job is None:
-                return
+                with self._lock:
+                    if self._pending == 0:  # nothing submitted since close()
+                        self._thread = None
+                        return
+                continue
             try:
                 job()
             except Exception:
@@ -153,15 +235,29 @@ class Writer:
         with self._lock:
             return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
+    @property
+    def written(self) -> list[Path]:
+        with self._lock:
+            return list(self._written)
+
     def write(self, directory: Path, name: str, data: bytes) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
+        if directory not in self._made:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._made.add(directory)
         final = directory / f"{name}{SUFFIX}"
         partial = directory / f".{name}{SUFFIX}.partial"
         # mtime=0: the same run compresses to the same bytes.
-        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+        try:
+            raw = open(partial, "wb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:  # the directory went away since: make it again
+            directory.mkdir(parents=True, exist_ok=True)
+            raw = open(partial, "wb")  # noqa: SIM115
+        with raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
             out.write(data)
         os.replace(partial, final)
         with self._lock:
-            if final not in self.written:  # a paused run written again when continued
-                self.written.append(final)
+            # (a paused run written again when continued keeps its place)
+            self._written[final] = None
+            if len(self._written) > KEEP_WRITTEN:
+                del self._written[next(iter(self._written))]
         return final

@@ -107,10 +107,12 @@ def assert_resumes_old_states(
             check(stored, outcome)
 
     if isinstance(old, type):
+        from pytest_flows._internal.property_timeouts import timeouts_escape
         from pytest_flows._internal.strategies import default_settings, private_storage
 
         @given(state=old_states(old))
         @default_settings(max_examples)
+        @timeouts_escape
         def resumes(state: dict[str, Any]) -> None:
             resume(state)
 

@@ -20,6 +20,7 @@ import base64
 import binascii
 import contextvars
 import copy
+import functools
 import json
 import os
 import re
@@ -30,6 +31,8 @@ from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 from pytest_flows._internal.secrets import (
     MIN_SECRET_LENGTH,
+    SECRET_FIELD_ENDINGS,
+    SECRET_FIELDS,
     is_secret_env_name,
     is_secret_field_name,
     is_secret_header,
@@ -53,6 +56,17 @@ _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.I
 TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
     "pytest_flows_test_scrubbers", default=None
 )
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+#: What every secret field's plain name contains (``is_secret_field_name``).
+_NAME_PARTS = tuple(
+    name
+    for name in sorted({*SECRET_FIELDS, *SECRET_FIELD_ENDINGS})
+    if not any(other != name and other in name for other in {*SECRET_FIELDS, *SECRET_FIELD_ENDINGS})
+)
+#: A scrubber's values, longest first: their patterns, UTF-8 bytes and anchors.
+_Ordered = tuple[list[str], list[re.Pattern[str]], list[bytes], list[str]]
+#: Characters every spelling of a secret keeps as they are (``secret_pattern``).
+_UNRESERVED_RUN = re.compile(r"[A-Za-z0-9._~-]+")
 _BASE64 = re.compile(r"(?:[A-Za-z0-9_+/-]|%2[BbFf]){12,}(?:=|%3[Dd]){0,2}")
 
 
@@ -62,9 +76,9 @@ class Scrubber:
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()  # HTTP calls come from the flow's worker threads
         self._patterns: dict[str, re.Pattern[str]] = {}
-        #: The values, longest first, and their patterns (kept until a value is added:
-        #: ``text`` runs once per string of a record).
-        self._ordered: tuple[list[str], list[re.Pattern[str]], list[bytes]] | None = None
+        #: The values, longest first, their patterns, bytes and anchors (kept until a
+        #: value is added: ``text`` runs once per string of a record).
+        self._ordered: _Ordered | None = None
         for value in values:
             self.add(value)
 
@@ -73,7 +87,7 @@ class Scrubber:
     def values(self) -> list[str]:
         return list(self._in_order()[0])
 
-    def _in_order(self) -> tuple[list[str], list[re.Pattern[str]], list[bytes]]:
+    def _in_order(self) -> _Ordered:
         with self._lock:
             if self._ordered is None:
                 values = sorted(self._patterns, key=len, reverse=True)
@@ -81,6 +95,7 @@ class Scrubber:
                     values,
                     [self._patterns[value] for value in values],
                     [value.encode("utf-8") for value in values],
+                    [_anchor(value) for value in values],
                 )
             return self._ordered
 
@@ -109,6 +124,14 @@ class Scrubber:
         self.add(decoded)
         self.add(decoded.partition(":")[2])  # the password alone
 
+    def copy(self) -> Scrubber:
+        """A new scrubber that knows the same values (each record adds its own)."""
+        twin = Scrubber()
+        with self._lock:
+            twin._patterns = dict(self._patterns)
+            twin._ordered = self._ordered  # (never mutated, only replaced)
+        return twin
+
     def add_environment(self) -> None:
         """Remember the values of every secret-looking environment variable."""
         for name, value in list(os.environ.items()):
@@ -118,12 +141,42 @@ class Scrubber:
     # -- removing it ----------------------------------------------------------------------------
     def text(self, text: str) -> str:
         """``text`` with every known secret, in any spelling, replaced by the placeholder."""
-        values, patterns, needles = self._in_order()
-        if not values:
+        values, patterns, needles, anchors = self._in_order()
+        # Every spelling of a value is at least as long as the value, and a base64 run
+        # that could hide one is 12 characters or more: a shorter text holds neither.
+        if not values or len(text) < min(len(values[-1]), 12):
             return text
-        for pattern in patterns:  # longest first: a key that contains another goes whole
-            text = pattern.sub(PLACEHOLDER, text)
-        return _BASE64.sub(lambda match: _hide_base64(match.group(0), needles), text)
+        for pattern, anchor in zip(patterns, anchors, strict=True):
+            # longest first: a key that contains another goes whole. A spelling keeps
+            # the value's unreserved characters as they are: no anchor, no match.
+            if anchor in text:
+                text = pattern.sub(PLACEHOLDER, text)
+        shortest = min(len(needle) for needle in needles)
+        if not _long_run(shortest).search(text):
+            return text
+
+        def hide(match: re.Match[str]) -> str:
+            token = match.group(0)
+            # A run decodes to at most three bytes for four characters.
+            if (len(token) + 3) // 4 * 3 < shortest:
+                return token
+            return _hide_base64(token, needles)
+
+        return _BASE64.sub(hide, text)
+
+    def may_hold(self, text: str) -> bool:
+        """False only if neither ``text`` nor any string JSON-decoded from it can hold a
+        known value (in any spelling, or in base64 long enough to hide one).
+
+        A spelling keeps the value's anchor verbatim, and base64 keeps its characters:
+        JSON escapes none of them, so what a decoded string holds, the text holds too.
+        """
+        values, _, needles, anchors = self._in_order()
+        if not values or len(text) < min(len(values[-1]), 12):
+            return False
+        if any(anchor in text for anchor in anchors):  # ("" is in every text)
+            return True
+        return _long_run(min(len(needle) for needle in needles)).search(text) is not None
 
     def value(self, data: Any) -> Any:
         """``data`` (text, bytes, or dicts and lists of them) with every secret replaced."""
@@ -221,6 +274,16 @@ class Scrubber:
             return self._mask_form(text).encode("utf-8")
         return body
 
+    @staticmethod
+    def may_mask(text: str) -> bool:
+        """False only if :meth:`mask_data` would change nothing in the data ``text`` is
+        the JSON of: no name in it, once lowercased and stripped of separators, holds a
+        secret field's name, and it has no percent-escape and no URL with a password."""
+        if "%" in text or ("://" in text and "@" in text):
+            return True
+        plain = _NOT_ALNUM.sub("", text.lower())
+        return any(name in plain for name in _NAME_PARTS)
+
     def mask_data(self, data: Any, *, in_response: bool = False) -> Any:
         """JSON data with every field named like a secret masked (its value remembered),
         also inside strings that are themselves JSON, form bodies or URLs (flight records)."""
@@ -255,7 +318,7 @@ class Scrubber:
             return text if masked == nested else json.dumps(masked, ensure_ascii=False)
         if "://" in stripped and "?" in stripped and " " not in stripped:
             return self._mask_uri(text)
-        if _looks_like_form(stripped, ""):
+        if "=" in stripped and _looks_like_form(stripped, ""):
             return self._mask_form(text)
         return text
 
@@ -274,6 +337,20 @@ def _looks_like_form(text: str, content_type: str) -> bool:
     if "x-www-form-urlencoded" in content_type.lower():
         return True
     return re.fullmatch(r"[\w.%+~-]+=[^&\s]*(?:&[\w.%+~-]+=[^&\s]*)*", text.strip()) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _long_run(shortest: int) -> re.Pattern[str]:
+    """Finds each run that could be a base64 (:data:`_BASE64`) hiding ``shortest``
+    bytes: one character class (a superset of base64's), so a cheap scan."""
+    # A run of n characters decodes to at most (n + 3) // 4 * 3 bytes.
+    least = max(12, 4 * -(-shortest // 3) - 3)
+    return re.compile(f"[A-Za-z0-9_+/%=-]{{{least},}}")
+
+
+def _anchor(value: str) -> str:
+    """The longest run of ``value`` that every spelling of it contains verbatim."""
+    return max(_UNRESERVED_RUN.findall(value), key=len, default="")
 
 
 def _hide_base64(token: str, needles: list[bytes]) -> str:
