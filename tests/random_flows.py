@@ -16,8 +16,22 @@ import itertools
 import linecache
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from long_mode import LONG
+
+#: The random-flow checks' sizes: a bounded sample in CI, 1,000 larger flows in the long mode.
+EXAMPLES = 1000 if LONG else 3
+SEEDS = range(16 if LONG else 8)
+MAX_SCHEDULES = 400 if LONG else 60
+#: Their hypothesis settings: the same sample on every CI run, a fresh one in the long mode.
+SOUNDNESS_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    derandomize=not LONG,
+    suppress_health_check=list(HealthCheck),
+)
 
 _FIELDS = ("x", "y")
 _counter = itertools.count()
