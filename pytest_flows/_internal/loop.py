@@ -367,7 +367,8 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         with it, from ever ending: the plain loop would sleep in ``select`` for ever.
         With nothing ready and no timer but this one, the clean-up stops after
         :data:`WIND_DOWN_GRACE` real seconds (a thread outside may still post)."""
-        timers = [h for h in self._scheduled if h is not self._give_up and not h.cancelled()]  # type: ignore[attr-defined]
+        scheduled = self._scheduled  # type: ignore[attr-defined]
+        timers = any(h is not self._give_up and not h.cancelled() for h in scheduled)
         if self._ready or timers:  # type: ignore[attr-defined]
             if self._give_up is not None:
                 self._give_up.cancel()
@@ -550,9 +551,7 @@ def _wind_down(runner: asyncio.Runner, error: BaseException) -> None:
     """Close ``runner`` after its run raised ``error``, which stays the error raised:
     a clean-up that could never end is given up (``DeterministicEventLoop._idle_end``)."""
     loop = runner.get_loop()
-    if not isinstance(loop, DeterministicEventLoop):
-        runner.close()
-        return
+    assert isinstance(loop, DeterministicEventLoop)  # run()'s loop_factory
     loop.winding_down = True
     try:
         runner.close()

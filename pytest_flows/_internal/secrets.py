@@ -17,6 +17,7 @@ __all__ = [
     "is_secret_env_name",
     "is_secret_field_name",
     "is_secret_header",
+    "plain_name",
     "secret_encodings",
     "secret_env_names",
     "secret_pattern",
@@ -105,10 +106,16 @@ SECRET_FIELD_ENDINGS = (
 AMBIGUOUS_FIELDS = frozenset({"key", "token", "sig"})
 
 
-@functools.lru_cache(maxsize=4096)
-def _plain(name: str) -> str:
-    # (cached: a record or cassette asks about the same few field names again and again)
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+
+
+def plain_name(text: str) -> str:
+    """``text`` as names are compared: lowercased, without separators."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+# (cached: a record or cassette asks about the same few field names again and again)
+_plain = functools.lru_cache(maxsize=4096)(plain_name)
 
 
 def is_secret_field_name(name: str, *, in_response: bool = False) -> bool:

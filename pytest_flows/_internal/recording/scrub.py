@@ -36,6 +36,7 @@ from pytest_flows._internal.secrets import (
     is_secret_env_name,
     is_secret_field_name,
     is_secret_header,
+    plain_name,
     secret_pattern,
 )
 
@@ -56,7 +57,6 @@ _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.I
 TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
     "pytest_flows_test_scrubbers", default=None
 )
-_NOT_ALNUM = re.compile(r"[^a-z0-9]")
 #: What every secret field's plain name contains (``is_secret_field_name``).
 _NAME_PARTS = tuple(
     name
@@ -281,7 +281,7 @@ class Scrubber:
         secret field's name, and it has no percent-escape and no URL with a password."""
         if "%" in text or ("://" in text and "@" in text):
             return True
-        plain = _NOT_ALNUM.sub("", text.lower())
+        plain = plain_name(text)
         return any(name in plain for name in _NAME_PARTS)
 
     def mask_data(self, data: Any, *, in_response: bool = False) -> Any:
