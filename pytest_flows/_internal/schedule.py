@@ -126,6 +126,9 @@ class Chooser:
         self.steps: list[Step] = []
         #: The method each thread is running (set by adapters that know it).
         self.methods: dict[int, str] = {}
+        #: The method each (thread, task or job) runs: a loop runs many in turn, and the
+        #: thread's latest would name a task's step after another task's method.
+        self._names: dict[tuple[int, int], str] = {}
         #: The threads that run an event loop.
         self.loops: set[int] = set()
         #: Why this run's orders may not all be modelled (an exploration that ran it then
@@ -162,6 +165,13 @@ class Chooser:
             self._tasks_seen += 1
             found = self._task_ids[task] = self._tasks_seen
         return found
+
+    def name_method(
+        self, thread: int, method: str, *, task: Any = None, loop: bool = False
+    ) -> None:
+        """The code ``thread`` runs now (in asyncio ``task`` when ``loop``) is ``method``'s."""
+        self.methods[thread] = method
+        self._names[(thread, self.task_id(task) if loop else self._jobs.get(thread, 0))] = method
 
     def read_clock(self) -> None:
         """The running thread read the virtual clock (a deadline, ``time.monotonic()``)."""
@@ -291,7 +301,8 @@ class Chooser:
             or (method and step.method != method)
         ):
             step = self._step(thread, len(self.choices) - 1, number)
-        step.method = step.method or method or self.methods.get(thread, "")
+        named = self._names.get((thread, number)) or ("" if loop else self.methods.get(thread, ""))
+        step.method = step.method or method or named
         (step.writes if write else step.reads).setdefault(key, where)
 
     @property

@@ -89,6 +89,7 @@ class CrewAIAdapter(AdapterBase):
             stack.enter_context(patches.inline_event_bus())
             stack.enter_context(patches.settled_async_handlers())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
+            stack.enter_context(patches.recorded_triggers())
             stack.enter_context(patches.state_switch_points())
             # Real (recorded or replayed) LLM calls count in run.usage too.
             stack.enter_context(callers.tracking())

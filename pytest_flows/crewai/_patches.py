@@ -41,6 +41,7 @@ __all__ = [
     "inline_event_bus",
     "ordered_races",
     "record_method_outputs",
+    "recorded_triggers",
     "render_condition",
     "settled_async_handlers",
     "state_switch_points",
@@ -311,6 +312,53 @@ def record_method_outputs(flow: Any) -> None:
 
 
 # -- reading the flow's graph (trace lines) ----------------------------------------------
+
+
+_original_triggered: Any = Flow._find_triggered_methods
+
+
+def _events(condition: Any) -> set[str] | None:
+    """The methods a condition tree names (None: a shape not known, so any may count)."""
+    if isinstance(condition, str):
+        return {condition}
+    if isinstance(condition, dict):
+        names: set[str] = set()
+        for branches in condition.values():
+            for branch in branches if isinstance(branches, (list, tuple)) else (branches,):
+                found = _events(branch)
+                if found is None:
+                    return None
+                names |= found
+        return names
+    return None
+
+
+@contextlib.contextmanager
+def recorded_triggers() -> Iterator[None]:
+    """While a schedule is followed, a completed method's look at each ``and_``/``or_``
+    listener it counts towards is a write of ``fires:<listener>``.
+
+    The completion that makes such a condition true fires the listener: its task then
+    happens after that completion, and which completion it is depends on the order the
+    sources ended in. crewai keeps that in the flow's pending events, which no state
+    access shows; without the record an exploration never reverses two sources' ends
+    (an ``and_(s0, s1)`` listener always started by ``s1``, with ``s0``'s end held back
+    by no schedule though a seed holds it back: soundness_flows.HeldBackStart).
+    """
+
+    def triggered(self: Any, trigger_method: Any, router_only: bool) -> Any:
+        if recording():
+            trigger = str(trigger_method)
+            for name, _definition, condition in self._listener_methods():
+                if isinstance(condition, str):
+                    continue  # one source: fired by it alone, in whatever order
+                names = _events(condition)
+                if names is None or trigger in names:
+                    record_access(f"fires:{name}", write=True)
+        return _original_triggered(self, trigger_method, router_only)
+
+    with _TRIGGERED.replace(triggered):
+        yield
 
 
 def render_condition(condition: Any) -> str:

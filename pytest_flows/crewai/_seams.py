@@ -130,8 +130,9 @@ RUNTIME = (
     Seam(
         f"{_FLOW}._find_triggered_methods",
         "patch",
-        "shadowed per flow during a race: a racer's check of the or_ listeners it may "
-        "fire is recorded for exploration",
+        "replaced while recording: a completed method's look at each and_/or_ listener "
+        "it counts towards is recorded for exploration (recorded_triggers); shadowed per "
+        "flow during a race: a racer's check of the or_ listeners it may fire",
         params=("self", "trigger_method", "router_only"),
         source=("_fired_or_listeners",),
     ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_flows._internal.participants import current, record_access
+from pytest_flows._internal.participants import current, record_access, running_task
 
 __all__ = ["StateView", "observed", "user_frame"]
 
@@ -62,7 +62,7 @@ def observed(flow: Any, state: Any) -> Any:
         return state
     method = _method_of(flow, frame)
     if method:
-        me.sched.chooser.methods[me.seq] = method
+        me.sched.chooser.name_method(me.seq, method, task=running_task(me), loop=me.is_loop)
     return StateView(state, _where(frame))
 
 

@@ -194,10 +194,11 @@ class XY(BaseModel):
 
 
 class HeldBackStart(Flow[XY]):
-    """Known miss (a long random check's flow): seed 3 under the random-flow check's test
-    id holds back the pool thread with ``s0``'s completion record while another runs five
-    in a row, so ``m2`` (after both starts) finishes after ``m3``: output ``m2``. A
-    complete search (24 schedules) has only ``m3``. Not yet reduced to its cause."""
+    """A long random check's flow: seed 3 under the random-flow check's test id holds
+    back the pool thread carrying ``s0``'s end while another runs five jobs in a row,
+    so ``m2`` (fired by the ``and_`` once both starts ended) finishes after ``m3``:
+    output ``m2``. The search missed it (24 schedules, only ``m3``) until the sources'
+    ends were recorded as touching the ``and_`` they count towards (``fires:m2``)."""
 
     @start()
     async def s0(self) -> str:
