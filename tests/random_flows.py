@@ -12,18 +12,28 @@ a complete exploration, and every outcome replays from its schedule.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import json
 import linecache
+import os
+import sys
+import time
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from long_mode import LONG
 
-#: The random-flow checks' sizes: a bounded sample in CI, 1,000 larger flows in the long mode.
-EXAMPLES = 1000 if LONG else 3
+#: The random-flow checks' sizes: a bounded sample in CI, 1,000 larger flows in the long
+#: mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy).
+SHARDS = 4 if LONG else 1
+EXAMPLES = 1000 // SHARDS if LONG else 3
 SEEDS = range(16 if LONG else 8)
 MAX_SCHEDULES = 400 if LONG else 60
+#: A file each checked flow appends one JSON line to (the long mode's report; see
+#: :func:`report`): its size, whether its search was complete, schedules, seconds.
+LOG_VAR = "PYTEST_FLOWS_SOUNDNESS_LOG"
 #: Their hypothesis settings: the same sample on every CI run, a fresh one in the long mode.
 SOUNDNESS_SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -279,6 +289,8 @@ def check_sound(
     from pytest_flows import FlowsSession, explore
     from pytest_flows._internal.exploration import outcome_key
 
+    began = _real_seconds()
+
     with FlowsSession(test_id="tests::random-flows") as session:
         found = explore(session, target, *args, max_schedules=max_schedules)
         for outcome in found.outcomes:
@@ -303,4 +315,47 @@ def check_sound(
             f"a complete exploration ({found.schedules_run} schedules, "
             f"{len(found.outcomes)} outcomes) misses what seeds reach: {missed}\n{source}"
         )
-    return Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
+    checked = Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
+    _log(source, checked, _real_seconds() - began)
+    return checked
+
+
+def _real_seconds() -> float:
+    # Not time.monotonic: a flows session's frozen clock may stand in for it.
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def _log(source: str, checked: Checked, seconds: float) -> None:
+    path = os.environ.get(LOG_VAR)
+    if not path:
+        return
+    line = {
+        "flow": hashlib.sha256(source.encode()).hexdigest()[:16],
+        "lines": source.count("\n"),
+        "seconds": round(seconds, 3),
+        **dataclasses.asdict(checked),
+    }
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(json.dumps(line) + "\n")
+
+
+def report(path: str) -> str:
+    """The long run's summary from its log: distinct flows, how many searches were
+    complete, the schedules they took, the time and the largest flow."""
+    with open(path, encoding="utf-8") as log:
+        rows = [json.loads(line) for line in log if line.strip()]
+    flows = list({row["flow"]: row for row in rows}.values())  # hypothesis may run one again
+    complete = [row for row in flows if row["complete"]]
+    schedules = sorted(row["schedules"] for row in complete) or [0]
+    largest = max(flows, key=lambda row: row["lines"], default={"lines": 0})
+    return (
+        f"{len(flows)} distinct flows ({len(rows)} checks) in "
+        f"{sum(row['seconds'] for row in rows):.0f} s of checking; {len(complete)} complete "
+        f"searches (schedules: median {schedules[len(schedules) // 2]}, max {schedules[-1]}), "
+        f"{len(flows) - len(complete)} stopped at the cap (replay checked only); "
+        f"largest flow {largest['lines']} lines"
+    )
+
+
+if __name__ == "__main__":  # python tests/random_flows.py LOG
+    print(report(sys.argv[1]))

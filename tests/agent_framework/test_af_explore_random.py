@@ -3,10 +3,12 @@ fan-in): see tests/crewai/test_explore_random.py."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, note
 from random_flows import (
     MAX_SCHEDULES,
     SEEDS,
+    SHARDS,
     SOUNDNESS_SETTINGS,
     af_source,
     af_specs,
@@ -15,9 +17,12 @@ from random_flows import (
 )
 
 
+@pytest.mark.parametrize("shard", range(SHARDS))
 @SOUNDNESS_SETTINGS
 @given(spec=af_specs())
-def test_seeded_outcomes_are_among_a_complete_explorations(spec: tuple[object, ...]) -> None:
+def test_seeded_outcomes_are_among_a_complete_explorations(
+    shard: int, spec: tuple[object, ...]
+) -> None:
     source = af_source(spec)  # type: ignore[arg-type]
     note(source)
     build = load(source, "build")

@@ -3,15 +3,18 @@
 For each drawn flow: every outcome seeds 0..7 reach is among the outcomes of a complete
 exploration, and every explored outcome replays from its schedule. A failure shrinks
 to a minimal flow and prints it as Python source. ``PYTEST_FLOWS_LONG=1`` runs 1,000 larger
-flows with 16 seeds each (minutes); CI checks a bounded sample.
+flows with 16 seeds each, in 4 shards (about an hour with `-n 2`, see
+docs/exploration.md); CI checks a bounded sample.
 """
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, note
 from random_flows import (
     MAX_SCHEDULES,
     SEEDS,
+    SHARDS,
     SOUNDNESS_SETTINGS,
     check_sound,
     crewai_source,
@@ -20,9 +23,12 @@ from random_flows import (
 )
 
 
+@pytest.mark.parametrize("shard", range(SHARDS))
 @SOUNDNESS_SETTINGS
 @given(spec=crewai_specs())
-def test_seeded_outcomes_are_among_a_complete_explorations(spec: tuple[object, ...]) -> None:
+def test_seeded_outcomes_are_among_a_complete_explorations(
+    shard: int, spec: tuple[object, ...]
+) -> None:
     source = crewai_source(spec)  # type: ignore[arg-type]
     note(source)
     flow = load(source, "Generated")
