@@ -330,6 +330,7 @@ def _log(source: str, checked: Checked, seconds: float) -> None:
     if not path:
         return
     line = {
+        "framework": "crewai" if "from crewai" in source else "agent_framework",
         "flow": hashlib.sha256(source.encode()).hexdigest()[:16],
         "lines": source.count("\n"),
         "seconds": round(seconds, 3),
@@ -340,21 +341,25 @@ def _log(source: str, checked: Checked, seconds: float) -> None:
 
 
 def report(path: str) -> str:
-    """The long run's summary from its log: distinct flows, how many searches were
-    complete, the schedules they took, the time and the largest flow."""
+    """The long run's summary from its log, per framework: distinct flows, how many
+    searches were complete, the schedules they took, the time and the largest flow."""
     with open(path, encoding="utf-8") as log:
         rows = [json.loads(line) for line in log if line.strip()]
-    flows = list({row["flow"]: row for row in rows}.values())  # hypothesis may run one again
-    complete = [row for row in flows if row["complete"]]
-    schedules = sorted(row["schedules"] for row in complete) or [0]
-    largest = max(flows, key=lambda row: row["lines"], default={"lines": 0})
-    return (
-        f"{len(flows)} distinct flows ({len(rows)} checks) in "
-        f"{sum(row['seconds'] for row in rows):.0f} s of checking; {len(complete)} complete "
-        f"searches (schedules: median {schedules[len(schedules) // 2]}, max {schedules[-1]}), "
-        f"{len(flows) - len(complete)} stopped at the cap (replay checked only); "
-        f"largest flow {largest['lines']} lines"
-    )
+    lines = []
+    for framework in sorted({row["framework"] for row in rows}):
+        mine = [row for row in rows if row["framework"] == framework]
+        flows = list({row["flow"]: row for row in mine}.values())  # hypothesis may rerun one
+        complete = [row for row in flows if row["complete"]]
+        schedules = sorted(row["schedules"] for row in complete) or [0]
+        largest = max(row["lines"] for row in flows)
+        lines.append(
+            f"{framework}: {len(flows)} distinct flows ({len(mine)} checks) in "
+            f"{sum(row['seconds'] for row in mine):.0f} s of checking; {len(complete)} "
+            f"complete searches (schedules: median {schedules[len(schedules) // 2]}, max "
+            f"{schedules[-1]}), {len(flows) - len(complete)} stopped at the cap (replay "
+            f"checked only); largest flow {largest} lines"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # python tests/random_flows.py LOG
