@@ -227,3 +227,58 @@ class HeldBackStart(Flow[XY]):
     @listen(m1)
     async def m3(self) -> str:
         return str(self.state.x)
+
+
+class XYLog(BaseModel):
+    x: int = 0
+    y: int = 0
+    log: list[str] = Field(default_factory=list)
+
+
+class ClockPastFirstJob(Flow[XYLog]):
+    """Known miss (the long random check, shard 2): seed 1 lets the loop go on past the
+    pool thread just handed ``s1``, then holds that thread back while the clock runs to
+    ``s0``'s first timer (schedule ``s11``): ``s1`` and so ``m2`` start late, and ``m2``
+    ends last (output ``m2``). A complete search (18 schedules) has only ``hi`` and
+    ``m0``: the order of a thread's first steps against the clock reaching a loop's
+    timer is not reversed when the loop had not yet blocked on that timer."""
+
+    @start()
+    async def s0(self) -> str:
+        await asyncio.sleep(0.08)
+        await asyncio.sleep(0.1)
+        v = self.state.x
+        self.state.y = v + 1
+        return "s0"
+
+    @start()
+    def s1(self) -> str:
+        _ = self.state.y  # two reads: two switch points, as generated
+        _ = self.state.y
+        time.sleep(0.02)
+        self.state.x = 4
+        return "s1"
+
+    @listen(or_(s1, s0))
+    def m0(self) -> str:
+        if self.state.x == 0:
+            self.state.x = 5
+        return "m0"
+
+    @router(s0)
+    def m1(self) -> str:
+        _ = self.state.x
+        if self.state.x == 0:
+            self.state.x = 6
+        if self.state.y == 0:
+            self.state.y = 6
+        return "hi" if self.state.x > 0 else "lo"
+
+    @listen(s1)
+    async def m2(self) -> str:
+        if self.state.x == 0:
+            self.state.x = 7
+        _ = self.state.y
+        await asyncio.sleep(0.1)
+        self.state.log.append("m2")
+        return "m2"
