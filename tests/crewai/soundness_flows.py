@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from crewai.flow.flow import Flow, and_, listen, or_, router, start
@@ -282,3 +283,49 @@ class ClockPastFirstJob(Flow[XYLog]):
         await asyncio.sleep(0.1)
         self.state.log.append("m2")
         return "m2"
+
+
+class ClockPastFirstJobOr(Flow[XYLog]):
+    """The same miss in the other flow the long random check found (shard 1): seed 2
+    runs schedule ``s11`` too, and ``m1`` ends last (output ``m1``); a complete search
+    (229 schedules) has only ``s0`` and ``m3``."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.guard = threading.Lock()
+
+    @start()
+    async def s0(self) -> str:
+        self.state.y = 1
+        await asyncio.sleep(0.12)
+        self.state.x = 3
+        return "s0"
+
+    @start()
+    async def s1(self) -> str:
+        self.state.x = 4
+        if self.state.x == 0:
+            self.state.x = 6
+        await asyncio.sleep(0.05)
+        return "s1"
+
+    @listen(s1)
+    def m0(self) -> str:
+        with self.guard:
+            return "m0"
+
+    @listen(or_(s1, m0))
+    async def m1(self) -> str:
+        if self.state.y == 0:
+            self.state.y = 6
+        await asyncio.sleep(0.03)
+        return "m1"
+
+    @listen(m0)
+    async def m2(self) -> str:
+        self.state.log.append("m2")
+        return "m2"
+
+    @listen(and_(s1, m0))
+    def m3(self) -> str:
+        return "m3"
