@@ -39,6 +39,7 @@ from pytest_flows.crewai import _graph as crewai_graph
 from pytest_flows.crewai import _human as crewai_human
 from pytest_flows.crewai import _llm as crewai_llm
 from pytest_flows.crewai import _persistence as persistence
+from pytest_flows.crewai._patches import render_condition
 
 if TYPE_CHECKING:
     from pytest_flows._internal.run import FlowRun
@@ -59,7 +60,7 @@ def topology_of(cls: type) -> dict[str, dict[str, Any]]:
         trigger = crewai_graph._trigger(method)
         shape[name] = {
             "kind": kind,
-            "trigger": None if trigger is None else crewai_graph._render(trigger),
+            "trigger": None if trigger is None else render_condition(trigger),
             "labels": sorted(crewai_graph._declared_labels(method)),
         }
     return shape

@@ -23,6 +23,7 @@ from typing import Any
 from pytest_flows._internal.coverage import notes
 from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
 from pytest_flows.crewai import _compat as compat
+from pytest_flows.crewai._patches import condition_leaves, render_condition
 
 __all__ = ["flow_graph", "note_started"]
 
@@ -51,22 +52,6 @@ def _graph_of(flow: Any) -> FlowGraph:
             name = str(getattr(definition, "name", "") or cls.__name__)
             return _build(definition, name, name)
     return flow_graph(cls)
-
-
-def _leaves(condition: Any) -> list[str]:
-    if isinstance(condition, str):
-        return [condition]
-    if isinstance(condition, dict):
-        return [leaf for sub in next(iter(condition.values())) for leaf in _leaves(sub)]
-    return []
-
-
-def _render(condition: Any) -> str:
-    if isinstance(condition, dict):
-        for op in ("and", "or"):
-            if op in condition:
-                return f"{op}({', '.join(_render(c) for c in condition[op])})"
-    return str(condition)
 
 
 def _branches(condition: Any) -> list[Any]:
@@ -101,13 +86,13 @@ def _build(definition: Any, key: str, name: str) -> FlowGraph:
         methods = {
             name: m
             for name, m in methods.items()
-            if not (_trigger(m) is not None and set(_leaves(_trigger(m))) <= internal)
+            if not (_trigger(m) is not None and set(condition_leaves(_trigger(m))) <= internal)
         }
     graph = FlowGraph(key=key, name=name, framework="crewai")
 
     routers = [name for name, m in methods.items() if m.router]
     declared = {name: _declared_labels(methods[name]) for name in routers}
-    awaited = [leaf for m in methods.values() for leaf in _leaves(_trigger(m))]
+    awaited = [leaf for m in methods.values() for leaf in condition_leaves(_trigger(m))]
     claimed = {label for labels in declared.values() for label in labels}
     orphans = list(
         dict.fromkeys(a for a in awaited if a not in methods and a not in claimed | internal)
@@ -151,13 +136,13 @@ def _build(definition: Any, key: str, name: str) -> FlowGraph:
         if condition is None:
             continue
         for branch in _branches(condition):
-            leaves = tuple(_leaves(branch))
+            leaves = tuple(condition_leaves(branch))
             all_of = isinstance(branch, dict)
-            shown = _render(branch)
+            shown = render_condition(branch)
             if not all_of and shown not in methods and len(emitters.get(shown, ())) == 1:
                 shown = f"{emitters[shown][0]}:{shown}"
             item = graph.add(
-                Item(f"edge:{_render(branch)} -> {name}", "edge", f"{shown} -> {name}")
+                Item(f"edge:{render_condition(branch)} -> {name}", "edge", f"{shown} -> {name}")
             )
             graph.branches.setdefault(name, []).append(Branch(item, leaves, all_of))
             for leaf in leaves:

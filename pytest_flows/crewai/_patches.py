@@ -38,6 +38,7 @@ from pytest_flows.crewai._state_access import observed
 __all__ = [
     "InlineExecutor",
     "check_patch_points",
+    "condition_leaves",
     "inline_event_bus",
     "ordered_races",
     "record_method_outputs",
@@ -317,20 +318,14 @@ def record_method_outputs(flow: Any) -> None:
 _original_triggered: Any = Flow._find_triggered_methods
 
 
-def _events(condition: Any) -> set[str] | None:
-    """The methods a condition tree names (None: a shape not known, so any may count)."""
+def condition_leaves(condition: Any) -> list[str]:
+    """The method names and labels a crewai condition tree (str or {"and"/"or": [...]})
+    waits on, in order ([] for None or a shape not known)."""
     if isinstance(condition, str):
-        return {condition}
+        return [condition]
     if isinstance(condition, dict):
-        names: set[str] = set()
-        for branches in condition.values():
-            for branch in branches if isinstance(branches, (list, tuple)) else (branches,):
-                found = _events(branch)
-                if found is None:
-                    return None
-                names |= found
-        return names
-    return None
+        return [leaf for sub in next(iter(condition.values())) for leaf in condition_leaves(sub)]
+    return []
 
 
 @contextlib.contextmanager
@@ -352,8 +347,8 @@ def recorded_triggers() -> Iterator[None]:
             for name, _definition, condition in self._listener_methods():
                 if isinstance(condition, str):
                     continue  # one source: fired by it alone, in whatever order
-                names = _events(condition)
-                if names is None or trigger in names:
+                leaves = condition_leaves(condition)
+                if not leaves or trigger in leaves:  # not leaves: a shape not known
                     record_access(f"fires:{name}", write=True)
         return _original_triggered(self, trigger_method, router_only)
 

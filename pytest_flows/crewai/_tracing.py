@@ -142,7 +142,7 @@ class CrewAITraceRecorder:
         self.emit(TraceEvent(kind=kind, name=name, fields=fields))
 
     def _start_trigger(self, flow: Any, method: str) -> str:
-        labels = _labels_of(patches.start_condition(flow, method))
+        labels = patches.condition_leaves(patches.start_condition(flow, method))
         with self._lock:
             chosen = self._labels.get(id(flow), {})
             fired = [f"{chosen[label]}:{label}" for label in labels if label in chosen]
@@ -165,11 +165,3 @@ class CrewAITraceRecorder:
         if condition is None or isinstance(condition, str):
             return fired
         return f"{patches.render_condition(condition)} via {fired}"
-
-
-def _labels_of(condition: Any) -> list[str]:
-    if condition is None:
-        return []
-    if isinstance(condition, str):
-        return [condition]
-    return [label for branch in next(iter(condition.values())) for label in _labels_of(branch)]
