@@ -344,9 +344,11 @@ def recorded_triggers() -> Iterator[None]:
     def triggered(self: Any, trigger_method: Any, router_only: bool) -> Any:
         if recording():
             trigger = str(trigger_method)
-            for name, _definition, condition in self._listener_methods():
-                if isinstance(condition, str):
-                    continue  # one source: fired by it alone, in whatever order
+            for name, definition, condition in self._listener_methods():
+                if definition.router != router_only or isinstance(condition, str):
+                    # not looked at in this call (crewai's own filter); or one source:
+                    # fired by it alone, in whatever order
+                    continue
                 leaves = condition_leaves(condition)
                 if not leaves or trigger in leaves:  # not leaves: a shape not known
                     record_access(f"fires:{name}", write=True)
