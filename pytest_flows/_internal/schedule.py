@@ -124,11 +124,10 @@ class Chooser:
         self.schedule_text = schedule
         self.choices: list[Choice] = []
         self.steps: list[Step] = []
-        #: The method each thread is running (set by adapters that know it).
-        self.methods: dict[int, str] = {}
-        #: The method each (thread, task or job) runs: a loop runs many in turn, and the
-        #: thread's latest would name a task's step after another task's method.
-        self._names: dict[tuple[int, int], str] = {}
+        #: The method each (thread, asyncio task or pool job) runs, set by adapters that
+        #: know it: a loop runs many in turn, a pool thread one job after another, so a
+        #: thread's latest would name a step after another task's method.
+        self.methods: dict[tuple[int, int], str] = {}
         #: The threads that run an event loop.
         self.loops: set[int] = set()
         #: Why this run's orders may not all be modelled (an exploration that ran it then
@@ -170,8 +169,7 @@ class Chooser:
         self, thread: int, method: str, *, task: Any = None, loop: bool = False
     ) -> None:
         """The code ``thread`` runs now (in asyncio ``task`` when ``loop``) is ``method``'s."""
-        self.methods[thread] = method
-        self._names[(thread, self.task_id(task) if loop else self._jobs.get(thread, 0))] = method
+        self.methods[(thread, self.task_id(task) if loop else self._jobs.get(thread, 0))] = method
 
     def read_clock(self) -> None:
         """The running thread read the virtual clock (a deadline, ``time.monotonic()``)."""
@@ -301,8 +299,7 @@ class Chooser:
             or (method and step.method != method)
         ):
             step = self._step(thread, len(self.choices) - 1, number)
-        named = self._names.get((thread, number)) or ("" if loop else self.methods.get(thread, ""))
-        step.method = step.method or method or named
+        step.method = step.method or method or self.methods.get((thread, number), "")
         (step.writes if write else step.reads).setdefault(key, where)
 
     @property
