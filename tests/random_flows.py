@@ -18,12 +18,13 @@ import json
 import linecache
 import os
 import sys
-import time
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from long_mode import LONG
+
+from pytest_flows._internal.participants import real_monotonic
 
 #: The random-flow checks' sizes: a bounded sample in CI, over 1,000 larger flows in the
 #: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy).
@@ -291,7 +292,7 @@ def check_sound(
     from pytest_flows import FlowsSession, explore
     from pytest_flows._internal.exploration import outcome_key
 
-    began = _real_seconds()
+    began = real_monotonic()
 
     with FlowsSession(test_id="tests::random-flows") as session:
         found = explore(session, target, *args, max_schedules=max_schedules)
@@ -318,13 +319,8 @@ def check_sound(
             f"{len(found.outcomes)} outcomes) misses what seeds reach: {missed}\n{source}"
         )
     checked = Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
-    _log(source, checked, _real_seconds() - began)
+    _log(source, checked, real_monotonic() - began)
     return checked
-
-
-def _real_seconds() -> float:
-    # Not time.monotonic: a flows session's frozen clock may stand in for it.
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
 def _log(source: str, checked: Checked, seconds: float) -> None:
