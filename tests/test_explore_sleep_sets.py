@@ -1,6 +1,6 @@
 """Sleep sets (pytest_flows._internal.schedule_sleep): which threads a branch leaves asleep
 and what wakes them. The flows-level effect is in tests/crewai/test_explore.py (the
-locked twin of the lost update explores complete in a few dozen schedules)."""
+locked twin of the lost update explores complete in about a hundred schedules)."""
 
 from __future__ import annotations
 

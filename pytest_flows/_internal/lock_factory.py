@@ -17,11 +17,17 @@ test a lock built through it is the real ``_thread`` lock, as without the plugin
 from __future__ import annotations
 
 import _thread
+import itertools
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["build_with", "install", "lock"]
+__all__ = ["build_with", "install", "lock", "numbers"]
+
+#: Numbers the managed locks in the order they are built: a lock's name in a schedule's
+#: record (``sync:<n>``, counted from the run's start) is the same in every run of an
+#: exploration, where its id is not (sleep sets compare steps of different runs).
+numbers = itertools.count()
 
 _REAL: Callable[[], Any] = _thread.allocate_lock
 #: What a call builds now: the real lock, or the scheduler's while a scheduler is active.

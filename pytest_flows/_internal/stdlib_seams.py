@@ -60,10 +60,11 @@ _real_join = threading.Thread.join
 class SchedLock:
     """A ``threading.Lock`` whose blocking acquire is a switch point for managed threads."""
 
-    __slots__ = ("__weakref__", "_real")
+    __slots__ = ("__weakref__", "_real", "number")
 
     def __init__(self) -> None:
         self._real = _real_lock()
+        self.number = next(_lock_factory.numbers)
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         if timeout == -1:

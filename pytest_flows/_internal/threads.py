@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytest_flows._internal import liveness
+from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal.deadlock_report import deadlock_report
 from pytest_flows._internal.errors import FlowsDeadlockError, FlowsUsageError, FlowsWarning
 from pytest_flows._internal.participants import (
@@ -98,6 +99,7 @@ class ThreadScheduler:
         self.chooser: Chooser | None = None
         #: Bumped for each run under a schedule (see :meth:`submit`).
         self.epoch = 0
+        self._first_lock = 0  # see new_epoch
         #: Real seconds the thread holding the baton may block outside the scheduler
         #: before the others run meanwhile (see :mod:`pytest_flows._internal.liveness`).
         self.block_grace = liveness.DEFAULT_BLOCK_GRACE
@@ -203,6 +205,8 @@ class ThreadScheduler:
         :meth:`submit`), so the idle workers of earlier runs are let go now. Kept, they
         would pile up parked (three a schedule for three listeners) and every switch,
         which looks at each participant, would slow down as an exploration goes on."""
+        # the next lock built is this run's sync:1 (stdlib_seams.SchedLock)
+        self._first_lock = next(_lock_factory.numbers)
         with self._mutex:
             self.epoch += 1
             retired = [p for p in self._idle if p.epoch != self.epoch]
@@ -316,7 +320,9 @@ class ThreadScheduler:
             # Two asyncio tasks of one loop are not ordered by a lock (it is free
             # whenever the loop switches tasks, or the loop would deadlock): on the loop,
             # taking it is a read, ordered only against threads taking it.
-            record_access(f"sync:{id(lock):x}", write=not me.is_loop)
+            number = getattr(lock, "number", None)
+            name = f"{number - self._first_lock}" if number is not None else f"{id(lock):x}"
+            record_access(f"sync:{name}", write=not me.is_loop)
 
     def block(
         self,

@@ -329,3 +329,39 @@ class ClockPastFirstJobOr(Flow[XYLog]):
     @listen(and_(s1, m0))
     def m3(self) -> str:
         return "m3"
+
+
+class GuardedAppends(Flow[XYLog]):
+    """Found by the long random check (shard 3): seed 2 gives ``m2`` a pool thread of its
+    own while the first is still busy, ``m2`` takes the lock first and ``m1`` ends last
+    (log ``["m2", "m0"]``). A complete search (38 schedules) missed it: the sleep sets
+    compared a lock by its ``id()``, new each run, so a thread put to sleep in one run
+    was not woken when another took the same lock in the next."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.guard = threading.Lock()
+
+    @start()
+    async def s0(self) -> str:
+        return "s0"
+
+    @listen(s0)
+    def m0(self) -> str:
+        with self.guard:
+            self.state.log.append("m0")
+            _ = self.state.x
+            return "m0"
+
+    @listen(or_(s0, m0))
+    async def m1(self) -> str:
+        v = self.state.y
+        await asyncio.sleep(0.1)
+        self.state.x = v + 1
+        return "m1"
+
+    @listen(or_(m1, s0))
+    def m2(self) -> str:
+        with self.guard:
+            self.state.log.append("m2")
+            return "m2"

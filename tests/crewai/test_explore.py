@@ -64,9 +64,9 @@ def test_three_listeners_losing_updates_reach_every_count(flows: FlowsSession) -
 
 
 def test_the_guarded_twin_has_one_outcome_and_no_conflict(flows: FlowsSession) -> None:
-    # Sleep sets: a thread's turn covered by an earlier branch is not tried again (20
+    # Sleep sets: a thread's turn covered by an earlier branch is not tried again (128
     # schedules; the reduction without them ran past 1,000).
-    found = explore(flows, GuardedUpdate, max_schedules=100)
+    found = explore(flows, GuardedUpdate, max_schedules=300)
     assert found.complete
     assert [o.run.state.n for o in found.outcomes] == [3]
     assert found.conflicts == []
