@@ -328,3 +328,24 @@ def test_a_test_ending_between_choosing_a_thread_and_waking_it_wakes_it_once() -
     thread.join(timeout=10)
     assert parked_thread_done.is_set() and not thread.is_alive()
     assert holder.let_go and chosen.let_go
+
+
+def test_a_lock_released_by_the_garbage_collector_inside_the_scheduler_does_not_hang() -> None:
+    # A client's __del__ (run by the garbage collector while a participant was being made,
+    # the scheduler's mutex held) released a managed lock, whose release pokes the idle
+    # scheduler: the poke took the same mutex again and the thread hung for good.
+    from pytest_flows._internal.loop import VirtualClock
+    from pytest_flows._internal.threads import ThreadScheduler
+
+    sched = ThreadScheduler(VirtualClock(), seed=0, stream="gc-poke")
+    done = threading.Event()
+
+    def collector_inside_the_scheduler() -> None:
+        with sched._mutex:
+            sched.poke()
+        done.set()
+
+    thread = threading.Thread(target=collector_inside_the_scheduler, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert done.is_set()

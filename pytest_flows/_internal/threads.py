@@ -21,6 +21,7 @@ live in :mod:`pytest_flows._internal.stdlib_seams`.
 
 from __future__ import annotations
 
+import _thread
 import math
 import random
 import sys
@@ -38,7 +39,6 @@ from pytest_flows._internal.participants import (
     Participant,
     _by_thread,
     _get_ident,
-    _real_lock,
     _real_sleep,
     _real_thread_start,
     _RealThread,
@@ -81,7 +81,9 @@ class ThreadScheduler:
         self.clock = clock
         self.seed = seed
         self._rng = random.Random(f"pytest-flows-threads:{seed}:{stream}")
-        self._mutex = _real_lock()
+        # Re-entrant: a lock released by a __del__ the garbage collector runs while this
+        # thread holds it (making a participant) pokes the scheduler (see poke).
+        self._mutex = _thread.RLock()
         self._parts: list[Participant] = []
         self._holder: Participant | None = None
         self._next_seq = 0
