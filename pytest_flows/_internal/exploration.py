@@ -37,6 +37,7 @@ from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, rac
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule import Choice, Chooser, Step, decode, encode
 from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, POSTS, SleepSets, Summary, dependent
+from pytest_flows._internal.threads import MAX_DESCHEDULE, SAME_MOMENT
 from pytest_flows._internal.trace import without_addresses
 
 if TYPE_CHECKING:
@@ -221,8 +222,34 @@ def _plan(tree: list[_Node], upto: int) -> list[list[tuple[int, Summary]]]:
     return plan
 
 
+#: How far ahead of a thread's step the clock may run while the thread is held back
+#: (as with seeds: threads._soon).
+_HOLD_BACK = MAX_DESCHEDULE + SAME_MOMENT
+
+
 def _dependent(a: Step, b: Step) -> bool:
-    return dependent(a.reads, a.writes, b.reads, b.writes)
+    if CLOCK not in a.reads and CLOCK not in b.reads and a.thread != 0 and b.thread != 0:
+        return dependent(a.reads, a.writes, b.reads, b.writes)
+    if dependent(
+        [k for k in a.reads if k != CLOCK],
+        [k for k in a.writes if k != CLOCK],
+        [k for k in b.reads if k != CLOCK],
+        [k for k in b.writes if k != CLOCK],
+    ):
+        return True
+    # A read of the clock (a wait's deadline, time.monotonic()) against a move of the
+    # clock: the other order holds the reader back while the clock moves first, which
+    # one hold can do only for a move within the hold-back window (a longer delay is
+    # several holds, each against a move in between, each a race of its own).
+    return any(
+        move.thread == 0
+        and CLOCK in move.writes
+        and CLOCK in read.reads
+        and read.clock is not None
+        and move.clock is not None
+        and read.clock < move.clock <= read.clock + _HOLD_BACK
+        for read, move in ((a, b), (b, a))
+    )
 
 
 def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:

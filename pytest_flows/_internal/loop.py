@@ -33,7 +33,13 @@ from typing import Any, TypeVar
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.foreign_work import settle as settle_foreign_work
-from pytest_flows._internal.participants import FlowsAborted, Participant, current, real_monotonic
+from pytest_flows._internal.participants import (
+    FlowsAborted,
+    Participant,
+    current,
+    note_clock_read,
+    real_monotonic,
+)
 from pytest_flows._internal.schedule import Chooser
 from pytest_flows._internal.threads import SAME_MOMENT, ThreadScheduler
 
@@ -307,6 +313,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 else:
                     handle._when = when
                     heapq.heapify(self._scheduled)  # type: ignore[attr-defined]
+        note_clock_read(when)  # the deadline is the clock's reading plus d
         setter = asyncio.current_task(self) if scheduler.threads.chooser is not None else None
         if setter is not None:
             # Under a schedule: the task the timer wakes runs after the loop's turn that
@@ -396,7 +403,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         settle_foreign_work()  # before time can jump (foreign_work.py)
         if self._ready:  # type: ignore[attr-defined]
             return
-        threads.block(me, self._has_work, due, "the event loop (idle)")
+        threads.block(me, self._has_work, due, "the event loop (idle)", fixed=True)
 
     def _next_timer(self) -> float | None:
         timers = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]

@@ -143,12 +143,19 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
         )
 
 
-def note_clock_read() -> None:
+def note_clock_read(deadline: float | None = None) -> None:
     """Tell the schedule being explored that the running thread read the virtual clock
-    (its step is then not the same step after the clock moved: see schedule_sleep.py)."""
+    (its step is then not the same step after the clock moved: see schedule_sleep.py),
+    to set a timer for ``deadline`` if given (the clock's move there comes after it)."""
     me = current()
     if me is not None and me.sched.chooser is not None and not me.sched.aborted:
-        me.sched.chooser.read_clock()
+        me.sched.chooser.read_clock(
+            me.seq,
+            task=running_task(me),
+            loop=me.is_loop,
+            now=me.sched.clock.monotonic(),
+            deadline=deadline,
+        )
 
 
 def recording() -> bool:

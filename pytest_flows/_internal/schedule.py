@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.schedule_sleep import SleepSets
+from pytest_flows._internal.schedule_sleep import CLOCK, SleepSets
 
 __all__ = ["Choice", "Chooser", "Step", "decode", "encode"]
 
@@ -98,6 +98,9 @@ class Step:
     #: step that handed this job to a pool thread or started this thread or task, the
     #: end of the pool job whose result woke this task).
     after: tuple[int, ...] = ()
+    #: The virtual clock: its first reading in a step that read it (a wait's deadline),
+    #: or where it moved to in a step of the clock (thread 0).
+    clock: float | None = None
 
 
 class Chooser:
@@ -147,6 +150,8 @@ class Chooser:
         self._latest_task: dict[tuple[int, int], int] = {}  # (thread, task) -> its latest step
         self._task_ids: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._tasks_seen = 0
+        self._moves = 0
+        self._deadlines: list[tuple[float, int]] = []  # (when, the step that set it)
         #: The choice points after which a pool thread took a job off its queue.
         self.job_choices: set[int] = set()
         #: The choice points after which a pool job ended and woke a loop's task.
@@ -171,9 +176,56 @@ class Chooser:
         """The code ``thread`` runs now (in asyncio ``task`` when ``loop``) is ``method``'s."""
         self.methods[(thread, self.task_id(task) if loop else self._jobs.get(thread, 0))] = method
 
-    def read_clock(self) -> None:
-        """The running thread read the virtual clock (a deadline, ``time.monotonic()``)."""
-        self.clock_choices.add(len(self.choices) - 1)
+    def read_clock(
+        self,
+        thread: int | None = None,
+        *,
+        task: Any = None,
+        loop: bool = False,
+        now: float = 0.0,
+        deadline: float | None = None,
+        fixed: bool = False,
+    ) -> int | None:
+        """The running thread read the virtual clock (``time.monotonic()``, or to set a
+        wait's ``deadline``); the step's index (a wait that ends early: :meth:`waited`)."""
+        if thread is None:
+            self.clock_choices.add(len(self.choices) - 1)
+            return None
+        if fixed:
+            # the loop's next timer: its moment was read when the timer was set
+            at = self._current(thread, self.task_id(task) if loop else None)
+        else:
+            self.clock_choices.add(len(self.choices) - 1)
+            self.access(thread, CLOCK, write=False, task=task, loop=loop)
+            at = len(self.steps) - 1
+        step = self.steps[at]
+        if step.clock is None and not fixed:
+            step.clock = now
+        if deadline is not None:
+            self._deadlines.append((deadline, at))
+        return at
+
+    def waited(self, at: int | None) -> None:
+        """The wait whose deadline step ``at`` set is over (woken, or its deadline came)."""
+        self._deadlines = [(when, step) for when, step in self._deadlines if step != at]
+
+    def clock_moved(self, to: float, *, reaching: float) -> None:
+        """The virtual clock moved to ``to`` (the clock option, or nothing else could run):
+        a step of the clock (thread 0), which ends the waits due by ``reaching``."""
+        step = self.steps[-1] if self.steps else None
+        if step is None or step.thread != 0 or step.writes:
+            step = self._step(0, len(self.choices) - 1)
+        # Each move its own task: moves are ordered by what they wait for, not by each
+        # other (a thread held back lets the clock skip its own, earlier, wake-up).
+        self._moves += 1
+        step.task = self._moves
+        step.writes[CLOCK] = ""
+        step.clock = to
+        # The move happens after the steps that set the deadlines it reaches (a move
+        # cannot come before the wait it ends exists).
+        reached = [at for when, at in self._deadlines if when <= reaching]
+        self._deadlines = [(when, at) for when, at in self._deadlines if when > reaching]
+        step.after = tuple(sorted({*step.after, *reached}))
 
     def ran(self, thread: int) -> None:
         """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""

@@ -332,12 +332,39 @@ class ThreadScheduler:
         ready_when: Callable[[], bool],
         deadline: float | None,
         what: str,
+        *,
+        fixed: bool = False,
     ) -> bool:
-        """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready."""
+        """Park ``me`` until ``ready_when()`` or the virtual ``deadline``; True if ready.
+
+        A ``fixed`` deadline was set before (the loop's next timer): computing it read
+        no clock, so ``me`` running later would wait for the same moment."""
         if me.outside:
             self._reenter(me)
         if deadline is not None and self.chooser is not None:
-            self.chooser.read_clock()  # a deadline is the clock's reading plus a wait
+            # a deadline is the clock's reading plus a wait
+            setter = self.chooser.read_clock(
+                me.seq,
+                task=running_task(me),
+                loop=me.is_loop,
+                now=self.clock.monotonic(),
+                deadline=deadline,
+                fixed=fixed,
+            )
+            try:
+                return self._block(me, ready_when, deadline, what)
+            finally:
+                if self.chooser is not None:
+                    self.chooser.waited(setter)
+        return self._block(me, ready_when, deadline, what)
+
+    def _block(
+        self,
+        me: Participant,
+        ready_when: Callable[[], bool],
+        deadline: float | None,
+        what: str,
+    ) -> bool:
         while True:
             if ready_when():
                 return True
@@ -476,6 +503,7 @@ class ThreadScheduler:
         if index == len(options):
             assert due is not None
             self.clock.advance_to(due)
+            self.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
             ready = [p for p in self._ready() if p in candidates or p.ready(due)]
             return self._chosen(default if default in ready else ready[0], ready, me)
         return options[index]
@@ -531,6 +559,8 @@ class ThreadScheduler:
             due = self._next_deadline()
             if due is not None and not self._watches_sockets():
                 self.clock.advance_to(due)
+                if self.chooser is not None and not self.chooser.passive:
+                    self.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
                 continue
             if not any(p.is_loop for p in self._parts):
                 # Only threads are left and all are blocked: something outside the flow
