@@ -18,6 +18,12 @@ earlier one (:func:`_woken_by`). The crewAI adapter records an ``or_`` race's
 decisions as accesses in the racers' tasks (see ``ordered_races``), so who wins,
 who fires the ``or_`` listener and who is cancelled are all explored.
 
+The virtual clock is shared too: each move of it is a step of thread 0 (after the
+steps that set the deadlines it reaches), and a step that read the clock (a wait's
+deadline, ``time.monotonic()``) races with a move that lands within a seed's hold-back
+window after the reading. Reversing such a race holds the reader back while the clock
+moves first, as a seed may, so the reader's later waits end later.
+
 ``strategy="pct"`` instead runs ``runs`` random schedules (probabilistic
 concurrency testing: ``depth`` priority change points per run) drawn from the
 test's seed, for flows too large to enumerate.

@@ -37,7 +37,8 @@ JOBS = "pool:jobs"
 #: loop (for sleep sets only): what the loop's next turn runs depends on it.
 POSTS = "loop:posts"
 
-#: The key a step that reads the virtual clock reads (for sleep sets only).
+#: The key a step that reads the virtual clock reads, and a move of the clock (a step of
+#: thread 0) writes: exploration.py orders the two within the hold-back window.
 CLOCK = "time:clock"
 
 #: The key prefix of the crewAI adapter's "last write wins" records (participants.LAST_WRITE).
