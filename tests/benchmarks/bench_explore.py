@@ -34,10 +34,12 @@ from explore_flows import (
 from scheduler_flows import GuardedUpdate, LostUpdate
 from soundness_flows import (
     AppendOrder,
+    GuardedAppends,
     OwnFieldsSleeping,
     RouterReads,
     SleepOrdered,
     SlowOutput,
+    ThreadStartHeldBack,
     TimerAndThread,
     TwoStarts,
 )
@@ -62,6 +64,8 @@ CORPUS = [
     QuietLoser,
     SlowOutput,
     TimerAndThread,
+    ThreadStartHeldBack,
+    GuardedAppends,
     Three,
     ThreeAsync,
 ]
