@@ -178,19 +178,16 @@ class Chooser:
 
     def read_clock(
         self,
-        thread: int | None = None,
+        thread: int,
         *,
         task: Any = None,
         loop: bool = False,
         now: float = 0.0,
         deadline: float | None = None,
         fixed: bool = False,
-    ) -> int | None:
-        """The running thread read the virtual clock (``time.monotonic()``, or to set a
+    ) -> int:
+        """Thread ``thread`` read the virtual clock (``time.monotonic()``, or to set a
         wait's ``deadline``); the step's index (a wait that ends early: :meth:`waited`)."""
-        if thread is None:
-            self.clock_choices.add(len(self.choices) - 1)
-            return None
         if fixed:
             # the loop's next timer: its moment was read when the timer was set
             at = self._current(thread, self.task_id(task) if loop else None)
@@ -205,7 +202,7 @@ class Chooser:
             self._deadlines.append((deadline, at))
         return at
 
-    def waited(self, at: int | None) -> None:
+    def waited(self, at: int) -> None:
         """The wait whose deadline step ``at`` set is over (woken, or its deadline came)."""
         self._deadlines = [(when, step) for when, step in self._deadlines if step != at]
 
