@@ -14,7 +14,8 @@ An event loop's steps are told apart by asyncio task (:attr:`Step.task`): a task
 step happens after the step that created the task and after the end of the pool job
 or task that woke it, not after the loop's other tasks. A race between two tasks'
 steps is reversed where their order was decided, at the pool job that woke the
-earlier one (:func:`_woken_by`). The crewAI adapter records an ``or_`` race's
+earlier one (:func:`_woken_by`). Tasks the loop's own steps put in its queue run first
+in, first out, as asyncio runs them (:func:`_queued_before`): their order is no race. The crewAI adapter records an ``or_`` race's
 decisions as accesses in the racers' tasks (see ``ordered_races``), so who wins,
 who fires the ``or_`` listener and who is cancelled are all explored.
 
@@ -270,11 +271,16 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
     # of work, or a dependent access).
     clocks: list[dict[tuple[int, int], int]] = []
     last: dict[tuple[int, int], int] = {}
+    woken: dict[int, list[int]] = {}  # loop thread -> its tasks' steps that began a wake
     for j, later in enumerate(steps):
         task = (later.thread, later.task)
         clock: dict[tuple[int, int], int] = {}
         for before in ([last[task]] if task in last else []) + list(later.after):
             _join(clock, clocks[before])
+        if later.thread in chooser.loops and later.task != 0 and later.after:
+            for i in _queued_before(steps, clocks, woken.get(later.thread, []), later):
+                _join(clock, clocks[i])
+            woken.setdefault(later.thread, []).append(j)
         race = -1
         base = clock  # what happens before step j by program order and hand-offs alone
         if later.reads or later.writes:
@@ -294,6 +300,46 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         last[task] = j
         if race >= 0:
             _reverse(tree, steps, clocks, _woken_by(steps, chooser.loops, base, race), j)
+
+
+def _queued_before(
+    steps: list[Step],
+    clocks: list[dict[tuple[int, int], int]],
+    earlier: list[int],
+    later: Step,
+) -> list[int]:
+    """The steps of ``earlier`` (other tasks of ``later``'s loop, each the first step after
+    a wake) that run before ``later`` in every order of what woke them: asyncio runs its
+    ready tasks first in, first out, so a task put in the queue by loop steps that all
+    happen before (or are) a step ``later`` waits for runs first. Without this a race
+    between the two (the loop cannot reverse it) hid an earlier race of ``later`` that a
+    schedule can reverse (a sync start's append against a listener's, the start held
+    back past a timer: ``tests/crewai/test_explore_shapes.py``).
+
+    Only wakes the loop's own steps make (creating a task, a task's end, a timer's turn)
+    count: a pool job's end reaches the queue through a callback of its own, a turn
+    later.
+    """
+    found: list[int] = []
+    tasks: set[int] = set()  # a task's latest such step holds its earlier ones
+    for i in reversed(earlier):
+        step = steps[i]
+        if step.task == later.task or step.task in tasks:
+            continue
+        if any(steps[a].thread != step.thread for a in step.after):
+            continue
+        if all(_covered(steps, clocks, a, later.after) for a in step.after):
+            found.append(i)
+            tasks.add(step.task)
+    return found
+
+
+def _covered(
+    steps: list[Step], clocks: list[dict[tuple[int, int], int]], a: int, by: tuple[int, ...]
+) -> bool:
+    """Whether step ``a`` is one of ``by`` or happens before one of them."""
+    key = (steps[a].thread, steps[a].task)
+    return any(a == w or clocks[w].get(key, -1) >= a for w in by)
 
 
 def _woken_by(

@@ -392,3 +392,32 @@ class ThreadStartHeldBack(Flow[Log]):
     async def m(self) -> None:
         await asyncio.sleep(0.05)
         self.state.log.append("m")
+
+
+class StartPastListeners(Flow[XYLog]):
+    """Found by the long random check (``held_start_append``, reduced): seed 2 holds the
+    sync start ``s0`` back past ``s1``'s timer, so ``late`` appends first (log
+    ``["late", "s0"]``). ``s1``'s end starts ``first`` and then ``late``, and asyncio
+    runs them in that order: a search that took the two outputs' order for a race (one
+    the loop cannot reverse) reversed only it, and said complete after 14 schedules
+    without the race of the two appends behind it."""
+
+    @start()
+    def s0(self) -> str:
+        self.state.log.append("s0")
+        self.state.y = 1
+        return "s0"
+
+    @start()
+    async def s1(self) -> str:
+        await asyncio.sleep(0.05)
+        return "s1"
+
+    @listen(s1)
+    async def first(self) -> str:
+        return "first"
+
+    @listen(s1)
+    async def late(self) -> str:
+        self.state.log.append("late")
+        return "late"

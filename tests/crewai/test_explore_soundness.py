@@ -22,7 +22,7 @@ from explore_flows import (
 )
 from long_mode import LONG
 from scheduler_flows import GuardedUpdate, LostUpdate
-from soundness_flows import HeldBackStart, TimerAndThread
+from soundness_flows import HeldBackStart, StartPastListeners, TimerAndThread
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration import outcome_key
@@ -56,6 +56,7 @@ def _seeded(flow: type) -> dict[str, int]:
         pytest.param(ThreeAsync, marks=LARGE),
         TimerAndThread,
         HeldBackStart,
+        StartPastListeners,
     ],
     ids=lambda f: f.__name__,
 )
