@@ -15,9 +15,10 @@ step happens after the step that created the task and after the end of the pool 
 or task that woke it, not after the loop's other tasks. A race between two tasks'
 steps is reversed where their order was decided, at the pool job that woke the
 earlier one (:func:`_woken_by`). Tasks the loop's own steps put in its queue run first
-in, first out, as asyncio runs them (:func:`_queued_before`): their order is no race. The crewAI adapter records an ``or_`` race's
-decisions as accesses in the racers' tasks (see ``ordered_races``), so who wins,
-who fires the ``or_`` listener and who is cancelled are all explored.
+in, first out, as asyncio runs them (:func:`_queued_before`): their order is no race.
+The crewAI adapter records an ``or_`` race's decisions as accesses in the racers'
+tasks (see ``ordered_races``), so who wins, who fires the ``or_`` listener and who is
+cancelled are all explored.
 
 The virtual clock is shared too: each move of it is a step of thread 0 (after the
 steps that set the deadlines it reaches), and a step that read the clock (a wait's
