@@ -34,11 +34,13 @@ from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.foreign_work import settle as settle_foreign_work
 from pytest_flows._internal.participants import (
+    RESULT_WANTED_BY,
     FlowsAborted,
     Participant,
     current,
     note_clock_read,
     real_monotonic,
+    record_access,
 )
 from pytest_flows._internal.schedule import Chooser
 from pytest_flows._internal.threads import SAME_MOMENT, ThreadScheduler
@@ -455,6 +457,11 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         threads = scheduler.threads
         # What the job did happens before what its awaiter does once woken by it.
         awaiter = asyncio.current_task(self)
+        wanted = [
+            k
+            for task, own, inner in RESULT_WANTED_BY.get()
+            for k in (own if task is awaiter else inner)
+        ]
 
         def work() -> None:
             result: Any = None
@@ -466,6 +473,8 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 raise
             except BaseException as exc:  # the callable's own error goes to its awaiter
                 error = exc
+            for key in wanted:
+                record_access(key, write=False)
             threads.woke(loop_thread, awaiter)
             self._post(self._worker_exited, future, result, error)
 

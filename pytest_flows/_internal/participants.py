@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LAST_WRITE",
+    "RESULT_WANTED_BY",
     "FlowsAborted",
     "Participant",
     "current",
@@ -125,6 +127,15 @@ def switch_point(why: str) -> None:
 #: write counts (``flow:last=<repr>``, the flow's output): two such writes conflict only
 #: when their values differ (see exploration._overlap).
 LAST_WRITE = "flow:last="
+
+
+#: Keys whose write decides whether the result of work handed to a pool thread now is
+#: still wanted (an ``or_`` racer's: the racing task may cancel it, and the result is
+#: dropped). The job's end reads them, so a search orders it against that decision: the
+#: loser's result arriving first lets it end before it would be cancelled.
+RESULT_WANTED_BY: contextvars.ContextVar[
+    tuple[tuple[object, tuple[str, ...], tuple[str, ...]], ...]
+] = contextvars.ContextVar("pytest_flows_result_wanted_by", default=())
 
 
 def record_access(key: str, *, write: bool, where: str = "", method: str = "") -> None:

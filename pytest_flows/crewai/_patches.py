@@ -25,6 +25,7 @@ from crewai.flow.runtime import Flow
 from pytest_flows._internal.foreign_work import foreign_work
 from pytest_flows._internal.participants import (
     LAST_WRITE,
+    RESULT_WANTED_BY,
     note_caveat,
     record_access,
     recording,
@@ -168,12 +169,18 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
         # task cancels it) is independent of which one fires the or_ listener.
         key = f"race:or({', '.join(sorted(racers))})"
         fires = f"fires:or({', '.join(sorted(racers))})"
+        check = f"check:or({', '.join(sorted(racers))})"
 
         async def tracked(name: Any, *args: Any, **kwargs: Any) -> Any:
             racer = str(name) in remaining
             remaining.discard(str(name))
             if not racer:
                 return await original_single(self, name, *args, **kwargs)
+            # The racer's pool jobs end against the racing task's look at it (its task
+            # has its own context: the mark stays with this racer and what it starts).
+            RESULT_WANTED_BY.set(
+                (*RESULT_WANTED_BY.get(), (asyncio.current_task(), (key, check), (check,)))
+            )
             try:
                 value = await original_single(self, name, *args, **kwargs)
             except asyncio.CancelledError:  # decided by the racing task (see _RacerTask)
@@ -205,7 +212,7 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
         with (
             _SINGLE.shadow(self, single),
             _TRIGGERED.shadow(self, triggered),
-            _racer_tasks(racing_coros, key),
+            _racer_tasks(racing_coros, key, check),
         ):
             await _original_racing(self, racers, other_listeners, result, triggering_event_id)
 
@@ -239,16 +246,18 @@ class _RacerTask(asyncio.Task):  # type: ignore[type-arg]
     cancel once one racer won) is an access to the race, made by the racing task."""
 
     race_key = ""
+    check_key = ""
 
     def done(self) -> bool:
         running = asyncio.current_task(self.get_loop())
         if running is not None and running is not self:
             record_access(self.race_key, write=True)
+            record_access(self.check_key, write=True)
         return super().done()
 
 
 @contextlib.contextmanager
-def _racer_tasks(coros: set[Any], key: str) -> Iterator[None]:
+def _racer_tasks(coros: set[Any], key: str, check: str) -> Iterator[None]:
     """While the racing method runs, the tasks it creates for ``coros`` are
     :class:`_RacerTask` s (other tasks are made as before)."""
     if not recording():  # only a schedule being followed records the race
@@ -267,7 +276,7 @@ def _racer_tasks(coros: set[Any], key: str) -> Iterator[None]:
         if coro in coros:
             coros.discard(coro)
             task = _RacerTask(coro, loop=loop, **kwargs)
-            task.race_key = key
+            task.race_key, task.check_key = key, check
             return task
         if previous is not None:  # an enclosing race's
             return previous(loop, coro, **kwargs)

@@ -421,3 +421,36 @@ class StartPastListeners(Flow[XYLog]):
     async def late(self) -> str:
         self.state.log.append("late")
         return "late"
+
+
+class LoserListenerOutput(Flow[XYLog]):
+    """Found by the long random check (``or_race_output``): seeds 3 and 15 end with
+    output ``m2``. The racers are async; the ``or_`` listener ``m2`` (sync, on a pool
+    thread, sleeping 0.07 s) is fired from the loser's task. If the winner's end is
+    stored late (a pool job held back while the clock runs to ``m2``'s wake-up),
+    ``m2``'s output is stored before the racing task cancels the loser, and ``m2``'s task
+    with it. A search that did not order a racer's pool jobs against the racing task's
+    look at it said complete after 264 schedules without output ``m2``."""
+
+    @start()
+    async def s0(self) -> str:
+        return "s0"
+
+    @listen(s0)
+    async def m0(self) -> str:
+        return "m0"
+
+    @listen(s0)
+    async def m1(self) -> str:
+        return "m1"
+
+    @listen(or_(m0, m1))
+    def m2(self) -> str:
+        self.state.y = 1
+        time.sleep(0.07)
+        return "m2"
+
+    @listen(m2)
+    async def m3(self) -> str:
+        self.state.log.append("m3")
+        return "m3"

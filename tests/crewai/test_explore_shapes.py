@@ -4,7 +4,6 @@ complete, holds every outcome seeds reach, names the conflict and replays exactl
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 from scheduler_flows import LostUpdate
@@ -228,39 +227,44 @@ def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     assert late in found.texts  # schedule "s11" reaches it too
 
 
-# strict, and only the soundness assertion: a fix turns it into a passing test.
-@pytest.mark.xfail(
-    reason="known miss: an or_ loser's end against its cancellation (docs/exploration.md, Limits)",
-    strict=True,
-    raises=AssertionError,
-)
 def test_a_losers_end_before_its_cancellation_is_explored() -> None:
     # Seed 228 (under this test id) lets the loser slow end before the racing task would
     # cancel it, with fast winning and firing crown: "won fast; lost slow; crown via
-    # fast". The search (64 schedules, complete) has the other three pairings only.
+    # fast". The search once said complete after 64 schedules with the other three
+    # pairings only: a racer's pool jobs' ends are now ordered against the racers' ends
+    # and the racing task's look at them (740 schedules).
     from explore_flows import QuietLoser
 
     with FlowsSession(test_id="bench") as session:
-        found = explore(session, QuietLoser, max_schedules=400)
+        found = explore(session, QuietLoser, max_schedules=1000)
     with FlowsSession(seed=228, test_id="bench") as seeded:
         late = seeded.run(QuietLoser)
     assert [r.render() for r in races(late)] == [
         "or(fast, slow): won fast; lost slow; crown via fast"
     ]
-    assert found.complete
+    assert found.complete, found.caveat
     assert outcome_key(late) in found.texts
+    assert {r.render() for o in found for r in o.races} == {
+        f"or(fast, slow): won {w}; {end} {lose}; crown via {via}"
+        for w, lose in (("fast", "slow"), ("slow", "fast"))
+        for end in ("lost", "cancelled")
+        for via in ("fast", "slow")
+    }
 
 
-_MISSES = Path(__file__).parent / "soundness_misses"
+def test_a_listener_the_loser_fired_can_end_before_the_loser_is_cancelled() -> None:
+    # Seed 3: m1 lost, but the or_ listener m2 it fired ended (its output stored) before
+    # the racing task cancelled m1: output "m2". Its pool job's end is ordered against
+    # the racing task's look at the racers.
+    from soundness_flows import LoserListenerOutput
 
-
-@pytest.mark.long
-@pytest.mark.xfail(
-    reason="known misses: see tests/crewai/soundness_misses", strict=True, raises=AssertionError
-)
-@pytest.mark.parametrize("name", ["or_race_output"])
-def test_a_generated_counterexample_is_explored_whole(name: str) -> None:
-    from random_flows import check_sound, load
-
-    source = (_MISSES / f"{name}.txt").read_text()
-    check_sound(load(source, "Generated"), (), source, seeds=range(16), max_schedules=400)
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, LoserListenerOutput, max_schedules=1000)
+        late = next(o for o in found if o.output == "m2")
+        replayed = session.run(LoserListenerOutput, schedule=late.schedule)
+    with FlowsSession(seed=3, test_id="tests::random-flows") as seeded:
+        reached = outcome_key(seeded.run(LoserListenerOutput))
+    assert found.complete, found.caveat
+    assert sorted({str(o.output) for o in found}) == ["m0", "m1", "m2", "m3"]
+    assert reached == late.text
+    assert outcome_key(replayed) == late.text
