@@ -35,10 +35,12 @@ from scheduler_flows import GuardedUpdate, LostUpdate
 from soundness_flows import (
     AppendOrder,
     GuardedAppends,
+    LoserListenerOutput,
     OwnFieldsSleeping,
     RouterReads,
     SleepOrdered,
     SlowOutput,
+    StartPastListeners,
     ThreadStartHeldBack,
     TimerAndThread,
     TwoStarts,
@@ -66,6 +68,8 @@ CORPUS = [
     TimerAndThread,
     ThreadStartHeldBack,
     GuardedAppends,
+    StartPastListeners,
+    LoserListenerOutput,
     Three,
     ThreeAsync,
 ]
