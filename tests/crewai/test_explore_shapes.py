@@ -4,6 +4,8 @@ complete, holds every outcome seeds reach, names the conflict and replays exactl
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from scheduler_flows import LostUpdate
@@ -172,16 +174,27 @@ def test_a_thread_held_back_as_it_starts_shifts_the_timers_after_it() -> None:
     # back while the clock runs to s0's timer is an order the search reverses.
     from soundness_flows import ThreadStartHeldBack
 
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, ThreadStartHeldBack, max_schedules=400)
-        late = next(o for o in found if o.state.log == ["s0", "m"])
-        replayed = session.run(ThreadStartHeldBack, schedule=late.schedule)
-    with FlowsSession(seed=1, test_id="tests::random-flows") as seeded:
-        reached = outcome_key(seeded.run(ThreadStartHeldBack))
+    found, late, replayed, reached = _late_outcome(
+        ThreadStartHeldBack, lambda o: o.state.log == ["s0", "m"], seed=1
+    )
     assert found.complete, found.caveat
     assert sorted(o.state.log for o in found) == [["m", "s0"], ["s0", "m"]]
-    assert reached == late.text
-    assert outcome_key(replayed) == late.text
+    assert reached == replayed == late.text
+
+
+def _late_outcome(
+    flow: type, is_late: Callable[[Any], bool], *, seed: int, budget: int = 400
+) -> tuple[Any, Any, str, str]:
+    """Explore ``flow`` whole, pick the outcome ``is_late`` names, replay its schedule
+    and run ``seed``: the exploration, that outcome, and the replay's and the seed's
+    outcome texts."""
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, flow, max_schedules=budget)
+        late = next(o for o in found if is_late(o))
+        replayed = outcome_key(session.run(flow, schedule=late.schedule))
+    with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
+        reached = outcome_key(seeded.run(flow))
+    return found, late, replayed, reached
 
 
 def test_tasks_the_loop_runs_in_order_hide_no_race_behind_them() -> None:
@@ -189,20 +202,16 @@ def test_tasks_the_loop_runs_in_order_hide_no_race_behind_them() -> None:
     # race; the race of late's append with s0's (held back past the timer) is.
     from soundness_flows import StartPastListeners
 
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, StartPastListeners, max_schedules=400)
-        late = next(o for o in found if o.state.log == ["late", "s0"])
-        replayed = session.run(StartPastListeners, schedule=late.schedule)
-    with FlowsSession(seed=2, test_id="tests::random-flows") as seeded:
-        reached = outcome_key(seeded.run(StartPastListeners))
+    found, late, replayed, reached = _late_outcome(
+        StartPastListeners, lambda o: o.state.log == ["late", "s0"], seed=2
+    )
     assert found.complete, found.caveat
     assert [(o.output, o.state.log) for o in found] == [
         ("late", ["s0", "late"]),
         ("s0", ["late", "s0"]),
         ("s0", ["s0", "late"]),
     ]
-    assert reached == late.text
-    assert outcome_key(replayed) == late.text
+    assert reached == replayed == late.text
     assert [c.field for c in found.conflicts] == ["state.log"]
 
 
@@ -258,13 +267,9 @@ def test_a_listener_the_loser_fired_can_end_before_the_loser_is_cancelled() -> N
     # the racing task's look at the racers.
     from soundness_flows import LoserListenerOutput
 
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, LoserListenerOutput, max_schedules=1000)
-        late = next(o for o in found if o.output == "m2")
-        replayed = session.run(LoserListenerOutput, schedule=late.schedule)
-    with FlowsSession(seed=3, test_id="tests::random-flows") as seeded:
-        reached = outcome_key(seeded.run(LoserListenerOutput))
+    found, late, replayed, reached = _late_outcome(
+        LoserListenerOutput, lambda o: o.output == "m2", seed=3, budget=1000
+    )
     assert found.complete, found.caveat
     assert sorted({str(o.output) for o in found}) == ["m0", "m1", "m2", "m3"]
-    assert reached == late.text
-    assert outcome_key(replayed) == late.text
+    assert reached == replayed == late.text
