@@ -272,7 +272,8 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
     # of work, or a dependent access).
     clocks: list[dict[tuple[int, int], int]] = []
     last: dict[tuple[int, int], int] = {}
-    woken: dict[int, list[int]] = {}  # loop thread -> its tasks' steps that began a wake
+    # loop thread -> its tasks' steps that began a wake the loop's own steps made
+    woken: dict[int, list[int]] = {}
     for j, later in enumerate(steps):
         task = (later.thread, later.task)
         clock: dict[tuple[int, int], int] = {}
@@ -281,7 +282,8 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
         if later.thread in chooser.loops and later.task != 0 and later.after:
             for i in _queued_before(steps, clocks, woken.get(later.thread, []), later):
                 _join(clock, clocks[i])
-            woken.setdefault(later.thread, []).append(j)
+            if all(steps[a].thread == later.thread for a in later.after):
+                woken.setdefault(later.thread, []).append(j)
         race = -1
         base = clock  # what happens before step j by program order and hand-offs alone
         if later.reads or later.writes:
@@ -317,17 +319,15 @@ def _queued_before(
     schedule can reverse (a sync start's append against a listener's, the start held
     back past a timer: ``tests/crewai/test_explore_shapes.py``).
 
-    Only wakes the loop's own steps make (creating a task, a task's end, a timer's turn)
-    count: a pool job's end reaches the queue through a callback of its own, a turn
-    later.
+    The caller keeps in ``earlier`` only wakes the loop's own steps made (creating a
+    task, a task's end, a timer's turn): a pool job's end reaches the queue through a
+    callback of its own, a turn later.
     """
     found: list[int] = []
     tasks: set[int] = set()  # a task's latest such step holds its earlier ones
     for i in reversed(earlier):
         step = steps[i]
         if step.task == later.task or step.task in tasks:
-            continue
-        if any(steps[a].thread != step.thread for a in step.after):
             continue
         if all(_covered(steps, clocks, a, later.after) for a in step.after):
             found.append(i)

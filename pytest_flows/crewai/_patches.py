@@ -167,9 +167,8 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
         # exploration orders the racers' tasks against each other (see Step.task).
         # Two keys: which racer ends first (and whether a loser ends before the racing
         # task cancels it) is independent of which one fires the or_ listener.
-        key = f"race:or({', '.join(sorted(racers))})"
-        fires = f"fires:or({', '.join(sorted(racers))})"
-        check = f"check:or({', '.join(sorted(racers))})"
+        names = ", ".join(sorted(racers))
+        key, fires, check = f"race:or({names})", f"fires:or({names})", f"check:or({names})"
 
         async def tracked(name: Any, *args: Any, **kwargs: Any) -> Any:
             racer = str(name) in remaining
@@ -178,9 +177,10 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
                 return await original_single(self, name, *args, **kwargs)
             # The racer's pool jobs end against the racing task's look at it (its task
             # has its own context: the mark stays with this racer and what it starts).
-            RESULT_WANTED_BY.set(
-                (*RESULT_WANTED_BY.get(), (asyncio.current_task(), (key, check), (check,)))
-            )
+            if recording():
+                RESULT_WANTED_BY.set(
+                    (*RESULT_WANTED_BY.get(), (asyncio.current_task(), (key, check), (check,)))
+                )
             try:
                 value = await original_single(self, name, *args, **kwargs)
             except asyncio.CancelledError:  # decided by the racing task (see _RacerTask)
