@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from pytest_flows._internal.flight.format import Record, read_record
+from pytest_flows._internal.flight.targets import TargetError, check_target
 
 __all__ = ["export", "module_text", "replay_target"]
 
@@ -19,7 +20,8 @@ RECORDS_DIR = "flight_records"
 
 
 def _identifier(text: str) -> str:
-    return re.sub(r"\W", "_", text).strip("_") or "run"
+    # ASCII only: a name made of a record's text must be a plain Python identifier.
+    return re.sub(r"[^0-9A-Za-z_]", "_", text).strip("_") or "run"
 
 
 def replay_target(record: Record) -> str:
@@ -41,7 +43,14 @@ def replay_target(record: Record) -> str:
 
 
 def module_text(record: Record, record_name: str) -> str:
+    """The test module's text. Every value taken from the record is written as a Python
+    literal (``repr``), never into code or the docstring: a record cannot change what
+    the module does. The import is written only for a target made of Python names."""
     target = replay_target(record)
+    try:
+        check_target(target)
+    except TargetError as exc:
+        raise ValueError(f"{record.path.name}: {exc}") from None
     module, _, qualname = target.partition(":")
     top = qualname.split(".")[0]
     replayed = f"{qualname}()" if record.framework == "agent_framework" else qualname
@@ -51,12 +60,17 @@ def module_text(record: Record, record_name: str) -> str:
         what = f"failed with {error.get('type')}: {error.get('message')}"
     else:
         what = outcome
-    what = what.replace('"""', "'''")
     run_id = _identifier(record.run_id)
-    started = record.header.get("started_at", "?")
-    return f'''"""Regression test for production run {record.run_id} of {record.target}.
+    incident = {
+        "run_id": record.run_id,
+        "target": record.target,
+        "started_at": record.header.get("started_at", "?"),
+        "outcome": what,
+    }
+    lines = [f"    {key!r}: {str(value)!r}," for key, value in incident.items()]
+    incident_text = "\n".join(lines)
+    return f'''"""Regression test for one recorded production run (see INCIDENT).
 
-Recorded {started} from {target}; the run {what}.
 Written by `python -m pytest_flows.recorder export`. The record is replayed on today's
 code: every LLM call, tool and human answer taken from it, its method order rebuilt as
 a schedule; the test fails on the first divergence (a changed prompt, tool call, route,
@@ -68,7 +82,12 @@ from pathlib import Path
 
 from {module} import {top}
 
-RECORD = Path(__file__).parent / "{RECORDS_DIR}" / "{record_name}"
+#: What the record says about the run (values copied from it, as literals).
+INCIDENT = {{
+{incident_text}
+}}
+
+RECORD = Path(__file__).parent / {RECORDS_DIR!r} / {record_name!r}
 
 
 def test_replay_{run_id}(flows):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "FORMAT",
     "SUFFIX",
     "VERSION",
@@ -160,12 +161,141 @@ class Record:
         return [entry for entry in self.entries if entry.get("kind") in kinds]
 
 
-def read_record(path: str | os.PathLike[str]) -> Record:
-    """Parse a flight record; a file that is not one raises :class:`RecordError`."""
+#: What a reader takes at most, by default: the decompressed bytes of one record (8
+#: times the recorder's default ``max_bytes``), one line, and the entries. A file past
+#: a cap is refused as soon as the cap is reached (a gzip bomb never fills memory).
+#: Override per call (``read_record(path, max_bytes=...)``) or by environment variable.
+DEFAULT_LIMITS = {
+    "max_bytes": 64 * 1024 * 1024,
+    "max_line": 16 * 1024 * 1024,
+    "max_entries": 200_000,
+}
+LIMIT_ENV = {
+    "max_bytes": "PYTEST_FLOWS_RECORD_MAX_BYTES",
+    "max_line": "PYTEST_FLOWS_RECORD_MAX_LINE",
+    "max_entries": "PYTEST_FLOWS_RECORD_MAX_ENTRIES",
+}
+#: The format versions this pytest-flows reads.
+KNOWN_VERSIONS = frozenset({1})
+
+
+def _limit(name: str, given: int | None) -> int:
+    if given is None:
+        raw = os.environ.get(LIMIT_ENV[name], "").strip()
+        if not raw:
+            return DEFAULT_LIMITS[name]
+        try:
+            given = int(raw)
+        except ValueError:
+            raise RecordError(
+                f"{LIMIT_ENV[name]}={raw!r}: give a whole number "
+                f"(the default is {DEFAULT_LIMITS[name]})"
+            ) from None
+        where = LIMIT_ENV[name]
+    else:
+        where = f"read_record({name}=...)"
+    if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        raise RecordError(f"{where}: {given!r} is not a positive whole number")
+    return given
+
+
+def _lines(
+    where: Path, stream: Any, max_bytes: int, max_line: int, max_entries: int
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each non-blank line as a JSON object, with its line number; refused (RecordError)
+    at the first line over a cap or that is not one object."""
+    total = 0
+    count = 0
+    number = 0
+    while True:
+        line = stream.readline(max_line + 1)
+        if not line:
+            return
+        number += 1
+        total += len(line)
+        if len(line) > max_line:
+            raise RecordError(
+                f"{where}: line {number} is longer than {max_line} bytes; a flight record's "
+                f"lines are not (raise the cap with {LIMIT_ENV['max_line']} or "
+                "read_record(max_line=...) if you trust this file)"
+            )
+        if total > max_bytes:
+            raise RecordError(
+                f"{where}: more than {max_bytes} bytes once decompressed; refused (raise "
+                f"the cap with {LIMIT_ENV['max_bytes']} or read_record(max_bytes=...) if "
+                "you trust this file)"
+            )
+        if not line.strip():
+            continue
+        count += 1
+        if count > max_entries:
+            raise RecordError(
+                f"{where}: more than {max_entries} entries; refused (raise the cap with "
+                f"{LIMIT_ENV['max_entries']} or read_record(max_entries=...) if you trust "
+                "this file)"
+            )
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise RecordError(f"{where}: line {number} is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise RecordError(
+                f"{where}: line {number} is {type(value).__name__} JSON, not an object; "
+                "every line of a flight record is one JSON object"
+            )
+        yield number, value
+
+
+def _check_header(where: Path, header: dict[str, Any]) -> None:
+    if header.get("kind", "header") != "header" or header.get("format") != FORMAT:
+        raise RecordError(
+            f"{where} is not a flight record: its first line has no format {FORMAT!r}"
+        )
+    version = header.get("version")
+    # ``True`` is an int to Python and ``1.0`` equals 1: neither is a version.
+    if type(version) is not int or version < 1:
+        raise RecordError(
+            f"{where}: format version {version!r} is not a version (a whole number from 1)"
+        )
+    if version not in KNOWN_VERSIONS:
+        raise RecordError(
+            f"{where} is a flight record of format version {version}; this pytest-flows "
+            f"reads versions {', '.join(map(str, sorted(KNOWN_VERSIONS)))}. Upgrade "
+            "pytest-flows to replay it."
+        )
+
+
+def read_record(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = None,
+    max_line: int | None = None,
+    max_entries: int | None = None,
+    header_only: bool = False,
+) -> Record:
+    """Parse a flight record, streaming and within caps (:data:`DEFAULT_LIMITS`); a file
+    that is not one, or is past a cap, raises :class:`RecordError`. ``header_only``
+    reads the first line alone (the record's entries stay empty)."""
     where = Path(path)
+    caps = (
+        _limit("max_bytes", max_bytes),
+        _limit("max_line", max_line),
+        _limit("max_entries", max_entries),
+    )
+    header: dict[str, Any] | None = None
+    body: list[dict[str, Any]] = []
     try:
-        with gzip.open(where, "rt", encoding="utf-8") as stream:
-            lines = [json.loads(line) for line in stream if line.strip()]
+        with gzip.open(where, "rb") as stream:
+            for _, value in _lines(where, stream, *caps):
+                if header is None:
+                    _check_header(where, value)
+                    header = value
+                    if header_only:
+                        break
+                    continue
+                body.append(value)
+    except RecordError:
+        raise
     except FileNotFoundError:
         raise RecordError(f"{where}: no such flight record") from None
     except (OSError, EOFError, ValueError) as exc:
@@ -173,18 +303,8 @@ def read_record(path: str | os.PathLike[str]) -> Record:
             f"{where} is not a flight record (a gzip-compressed JSON-lines file written by "
             f"pytest_flows.recorder): {exc}"
         ) from None
-    if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT:
-        raise RecordError(
-            f"{where} is not a flight record: its first line has no format {FORMAT!r}"
-        )
-    header = lines[0]
-    version = header.get("version")
-    if not isinstance(version, int) or version > VERSION:
-        raise RecordError(
-            f"{where} is a flight record of format version {version!r}; this pytest-flows "
-            f"reads versions up to {VERSION}. Upgrade pytest-flows to replay it."
-        )
-    body = [line for line in lines[1:] if isinstance(line, dict)]
+    if header is None:
+        raise RecordError(f"{where} is not a flight record: it is empty")
     end = body[-1] if body and body[-1].get("kind") == "end" else {}
     entries = body[:-1] if end else body
     return Record(path=where, header=header, entries=entries, end=end)

@@ -27,6 +27,7 @@ from pytest_flows._internal.flight.capture import FlightRecorder
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
 from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError, ReplayResult
+from pytest_flows._internal.flight.targets import TargetError, resolve
 from pytest_flows._internal.llm_script import LLMScript
 
 __all__ = ["Divergence", "ReplayDivergenceError", "ReplayResult", "replay"]
@@ -45,15 +46,10 @@ def _target_path(target: Any) -> str:
 
 def _resolve(target: Any, record: Record) -> Any:
     if isinstance(target, str):
-        module, _, qualname = target.partition(":")
-        if not qualname:
-            raise FlowsUsageError(
-                f"flows.replay(..., {target!r}): name the flow as 'package.module:ClassName'."
-            )
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        return obj
+        try:
+            return resolve(target)
+        except TargetError as exc:
+            raise FlowsUsageError(f"flows.replay(..., {target!r}): {exc}") from None
     return target
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.flight.export import replay_target
-from pytest_flows._internal.flight.format import RecordError, read_record, record_paths
+from pytest_flows._internal.flight.format import SUFFIX, RecordError, read_record, record_paths
+from pytest_flows._internal.flight.targets import TargetError, resolve
 
 
 def _records(config: pytest.Config) -> list[Path]:
@@ -23,13 +24,21 @@ def _records(config: pytest.Config) -> list[Path]:
         where = Path(directory)
         if not where.is_dir():
             raise pytest.UsageError(f"--flows-replay={directory}: no such directory")
-        paths.extend(record_paths(where))
+        found = list(record_paths(where))
+        if not found:
+            # A CI job pointed at the wrong folder must not stay green.
+            raise pytest.UsageError(
+                f"--flows-replay={directory}: no flight record (*{SUFFIX}) in it or below; "
+                "point it at the directory record_flows() writes into"
+            )
+        paths.extend(found)
     return paths
 
 
 def _run_id(path: Path) -> str:
+    # The header line only: the whole record is read once, by its test.
     try:
-        return read_record(path).run_id
+        return read_record(path, header_only=True).run_id
     except RecordError:
         return path.name
 
@@ -40,11 +49,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("flight_record", paths, ids=[_run_id(p) for p in paths])
 
 
-def allowed(config: pytest.Config, target: str) -> bool:
+def allow_list(config: pytest.Config) -> list[str]:
     given = config.getoption("flows_replay_allow", None) or []
-    allow = [*given, *config.getini("flows_replay_allow")]
-    module = target.partition(":")[0]
-    return any(module == name or module.startswith(name + ".") for name in allow)
+    return [*given, *config.getini("flows_replay_allow")]
 
 
 def test_replay(flows: Any, flight_record: Path, request: pytest.FixtureRequest) -> None:
@@ -56,11 +63,15 @@ def test_replay(flows: Any, flight_record: Path, request: pytest.FixtureRequest)
         target = replay_target(record)
     except ValueError as exc:
         raise FlowsUsageError(str(exc)) from None
-    if not allowed(request.config, target):
+    try:
+        # Resolved and checked before anything it names is called (or, for a module
+        # not allowed, imported).
+        resolved = resolve(target, allow_list(request.config))
+    except TargetError as exc:
         module = target.partition(":")[0]
         raise FlowsUsageError(
-            f"{flight_record.name} was recorded from {target}; replaying it imports "
-            f"{module}. Allow it with --flows-replay-allow={module} or, in your ini file, "
-            f"flows_replay_allow = {module}"
-        )
-    flows.replay(record, target).check()
+            f"{flight_record.name} was recorded from {target}; replaying it is refused: "
+            f"{exc}. If you trust it, allow the module with --flows-replay-allow={module} "
+            f"or, in your ini file, flows_replay_allow = {module}"
+        ) from None
+    flows.replay(record, resolved).check()

@@ -1,0 +1,80 @@
+"""Turning a record's ``module:qual.name`` into the object it names, safely.
+
+A record is data: the flow (or workflow factory) it names is imported only from a
+module the user allowed, and the dotted name after ``:`` is followed without running
+anything (no property, no module ``__getattr__``, no call). The object reached must
+itself be defined in an allowed module: ``app:other.function`` reaches
+``other.function`` through ``app``'s namespace, and is refused unless ``other`` is
+allowed too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import keyword
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["TargetError", "check_target", "in_allowed", "resolve"]
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class TargetError(ValueError):
+    """A target that cannot, or may not, be resolved."""
+
+
+def in_allowed(module: str, allow: Sequence[str]) -> bool:
+    """Whether ``module`` is one of ``allow`` or inside one of those packages."""
+    return any(module == name or module.startswith(name + ".") for name in allow)
+
+
+def _module_of(obj: Any) -> str | None:
+    if inspect.ismodule(obj):
+        return obj.__name__
+    module = getattr(obj, "__module__", None) if inspect.isclass(obj) or callable(obj) else None
+    return module if isinstance(module, str) else None
+
+
+def check_target(target: str) -> tuple[str, str]:
+    """``target``'s module and dotted name, if both are Python names (else TargetError)."""
+    module, _, qualname = target.partition(":")
+    names = [*module.split("."), *qualname.split(".")]
+    bad = any(keyword.iskeyword(name) for name in names)
+    if bad or not _DOTTED.fullmatch(module) or not _DOTTED.fullmatch(qualname):
+        raise TargetError(
+            f"{target!r} does not name an object as 'package.module:ClassName' (dotted "
+            "Python names on both sides of one ':')"
+        )
+    return module, qualname
+
+
+def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
+    """The object ``target`` (``package.module:Qual.Name``) names; with ``allow``, only
+    if both its module and the module the object is defined in are allowed."""
+    module, qualname = check_target(target)
+    if allow is not None and not in_allowed(module, allow):
+        raise TargetError(f"{target!r}: module {module} is not allowed")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        try:
+            # Statically: a property, a descriptor or a module __getattr__ never runs.
+            obj = inspect.getattr_static(obj, part)
+        except AttributeError:
+            raise TargetError(f"{target!r}: {module} has no {qualname}") from None
+        if isinstance(obj, staticmethod | classmethod):
+            raise TargetError(f"{target!r}: {part} is not a class, function or module")
+    defined_in = _module_of(obj)
+    if defined_in is None:
+        raise TargetError(f"{target!r} names a {type(obj).__name__}, not a class or function")
+    if allow is not None and not in_allowed(defined_in, allow):
+        raise TargetError(
+            f"{target!r} reaches {defined_in}.{getattr(obj, '__qualname__', qualname)}, "
+            f"defined in {defined_in}, which is not allowed"
+        )
+    if defined_in not in sys.modules:
+        raise TargetError(f"{target!r}: {defined_in} is not an imported module")
+    return obj
