@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from pytest_flows._internal.flight.export import export
 from pytest_flows._internal.flight.format import RecordError, read_record
+
+
+def _detail(entry: dict[str, Any]) -> str:
+    """Where an entry happened: its method (or flow), crew, agent, task and tool."""
+    parts = [str(entry.get("method") or entry.get("flow") or "")]
+    for key in ("crew", "agent", "task", "tool"):
+        value = entry.get(key)
+        if key == "task" and not str(entry.get("kind", "")).startswith("llm."):
+            continue  # elsewhere ``task`` is the asyncio task the entry ran in
+        if value:
+            text = " ".join(str(value).split())
+            parts.append(f"{key}={text[:60]!r}" if key == "task" else f"{key}={text}")
+    return " ".join(part for part in parts if part)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{record.target} run {record.run_id} ({record.framework}): {record.outcome}")
     for entry in record.entries:
-        detail = entry.get("method") or entry.get("flow") or entry.get("tool") or ""
-        print(f"  {entry.get('seq'):>4} {entry.get('t'):>10} {entry.get('kind')} {detail}")
+        print(f"  {entry.get('seq'):>4} {entry.get('t'):>10} {entry.get('kind')} {_detail(entry)}")
     return 0
 
 

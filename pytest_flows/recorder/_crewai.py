@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -166,17 +167,55 @@ def _flow_failed(run: RunRecording, source: Any, event: Any) -> None:
         run.note("flow.failed", error=capture.error_fields(event.error))
 
 
+def _agent_of(event: Any) -> str | None:
+    # crewAI 1.15 moves the agent's role into ``agent_role`` and blanks ``from_agent``.
+    role = getattr(event, "agent_role", None) or getattr(
+        getattr(event, "from_agent", None), "role", None
+    )
+    return str(role).strip() if role else None
+
+
+def _task_of(event: Any) -> str | None:
+    name = getattr(event, "task_name", None)
+    if not name:
+        task = getattr(event, "from_task", None)
+        name = getattr(task, "name", None) or getattr(task, "description", None)
+    return str(name).strip() if name else None
+
+
+def _tool_schema(tool: Any) -> Any:
+    """A tool as the provider is sent it (``{"type": "function", "function": {...}}``),
+    not crewAI's tool object."""
+    if isinstance(tool, dict):
+        return tool
+    name = getattr(tool, "name", None)
+    if name is None:
+        return str(tool)
+    schema = getattr(tool, "args_schema", None)
+    parameters: Any = {}
+    if schema is not None and hasattr(schema, "model_json_schema"):
+        parameters = schema.model_json_schema()
+    return {
+        "type": "function",
+        "function": {
+            "name": str(name),
+            "description": str(getattr(tool, "description", "") or ""),
+            "parameters": parameters,
+        },
+    }
+
+
 def _llm_started(run: RunRecording, source: Any, event: Any) -> None:
-    agent = getattr(event, "from_agent", None)
     run.note(
         "llm.request",
         call_id=event.call_id,
         method=_method.get(),
         model=event.model,
-        agent=getattr(agent, "role", None),
+        agent=_agent_of(event),
+        task=_task_of(event),
         messages=event.messages,
         tools=_tool_names(event.tools),
-        tool_schemas=event.tools,
+        tool_schemas=[_tool_schema(t) for t in event.tools or []],
         stream=event.stream,
     )
 
@@ -200,7 +239,16 @@ def _llm_chunk(run: RunRecording, source: Any, event: Any) -> None:
 
 
 def _llm_failed(run: RunRecording, source: Any, event: Any) -> None:
-    run.note("llm.failed", call_id=event.call_id, method=_method.get(), error=event.error)
+    # crewAI emits the event inside its ``except`` block: the exception being handled
+    # is the provider's own (its type is what the flow saw; a replay raises it again).
+    raised = sys.exc_info()[1]
+    run.note(
+        "llm.failed",
+        call_id=event.call_id,
+        method=_method.get(),
+        error=event.error,
+        exception=capture.exception_fields(raised) if raised is not None else None,
+    )
 
 
 def _tool_started(run: RunRecording, source: Any, event: Any) -> None:
@@ -239,7 +287,14 @@ def _crew_completed(run: RunRecording, source: Any, event: Any) -> None:
 
 
 def _crew_failed(run: RunRecording, source: Any, event: Any) -> None:
-    run.note("crew.failed", method=_method.get(), crew=event.crew_name, error=event.error)
+    raised = sys.exc_info()[1]
+    run.note(
+        "crew.failed",
+        method=_method.get(),
+        crew=event.crew_name,
+        error=event.error,
+        exception=capture.exception_fields(raised) if raised is not None else None,
+    )
 
 
 def _feedback_requested(run: RunRecording, source: Any, event: Any) -> None:

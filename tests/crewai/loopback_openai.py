@@ -6,6 +6,11 @@ message, so the same prompt always gets the same answer; a prompt with ``lookup:
 and tools offered is answered with a call of the first tool. ``POST /v1/echo``
 answers with the headers, query and body it received (a provider that echoes a key
 in an error message). Every request is kept in ``server.requests``.
+
+A request asking for a JSON schema (``response_format``) gets an object made from the
+schema (strings from the prompt, booleans false, numbers 1). A prompt containing
+``provider-500`` is answered with an HTTP 500, one containing ``malformed-reply`` with a
+body that is not JSON (the provider incidents a replay must reproduce).
 """
 
 from __future__ import annotations
@@ -18,6 +23,32 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = ["LoopbackOpenAI"]
+
+
+def _from_schema(schema: dict[str, Any], text: str, defs: dict[str, Any]) -> Any:
+    if "$ref" in schema:
+        return _from_schema(defs.get(schema["$ref"].rpartition("/")[2], {}), text, defs)
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: _from_schema(sub, text, defs) for name, sub in properties.items()}
+    if kind == "array":
+        return [_from_schema(schema.get("items") or {}, text, defs)]
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return 1
+    return text
+
+
+def structured_reply(payload: dict[str, Any]) -> str | None:
+    """The JSON text answering a request that asks for a JSON schema, else None."""
+    response_format = payload.get("response_format")
+    if not isinstance(response_format, dict) or "json_schema" not in response_format:
+        return None
+    schema = response_format["json_schema"].get("schema") or {}
+    text = reply_to(payload.get("messages", []))
+    return json.dumps(_from_schema(schema, text, schema.get("$defs") or {}))
 
 
 def reply_to(messages: list[dict[str, Any]]) -> str:
@@ -96,8 +127,15 @@ class LoopbackOpenAI:
                 self._chat(payload, raw)
 
             def _chat(self, payload: dict[str, Any], raw: bytes) -> None:
-                text = reply_to(payload.get("messages", []))
+                text = structured_reply(payload) or reply_to(payload.get("messages", []))
                 last = str((payload.get("messages") or [{}])[-1].get("content", ""))
+                if "provider-500" in last:
+                    error = {"error": {"message": "upstream overloaded", "type": "server_error"}}
+                    self._send(500, "application/json", json.dumps(error).encode())
+                    return
+                if "malformed-reply" in last:
+                    self._send(200, "application/json", b'{"id": "chatcmpl-x", "choices": [')
+                    return
                 hold = max((s for p, s in server.delays.items() if p in last), default=0.0)
                 if hold:
                     threading.Event().wait(hold)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_flows._internal.flight.format import Record, jsonable, message_text
+from pytest_flows._internal.flight.raised import rebuild
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
 from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.replies import ProviderError, Stream, ToolCall
@@ -30,6 +31,57 @@ class _Call:
     latency: float
     seq: int
     number: int  # 1-based among its method's calls
+    agent: str | None = None
+    task: str | None = None
+
+    @property
+    def where(self) -> str:
+        where = f"LLM call {self.number} of method {self.method or '(none)'}"
+        if self.agent:
+            task = " ".join((self.task or "").split())
+            task = task if len(task) <= 60 else task[:57] + "..."
+            where += f" (agent {self.agent!r}" + (f", task {task!r})" if task else ")")
+        return where
+
+
+@dataclass(frozen=True)
+class _Raises:
+    """A recorded failure: raised afresh, as its recorded type, each time it is given."""
+
+    fields: Any
+    text: str
+
+    def exception(self) -> BaseException:
+        if self.fields is None:  # a record from before exceptions were kept
+            return ProviderError(self.text)
+        return rebuild(self.fields, self.text)
+
+
+def crew_calls(record: Record) -> tuple[set[int], list[dict[str, Any]]]:
+    """The crews the record has none of their agents' LLM calls for (they cannot be
+    run: answered whole), and the seqs of the tool calls made inside them (not made by
+    the replay). A crew's calls are those between its ``crew.started`` and its end in
+    the same method."""
+    open_crews: dict[str, list[tuple[dict[str, Any], list[int], list[bool]]]] = defaultdict(list)
+    skip: set[int] = set()
+    whole: list[dict[str, Any]] = []
+    for entry in record.entries:
+        kind, method = entry.get("kind"), str(entry.get("method") or "")
+        if kind == "crew.started":
+            open_crews[method].append((entry, [], [False]))
+        elif kind in ("crew.finished", "crew.failed"):
+            if not open_crews[method]:
+                whole.append(entry)
+                continue
+            _, seqs, made = open_crews[method].pop(0)
+            if not made[0]:
+                whole.append(entry)
+                skip.update(seqs)
+        elif open_crews[method] and kind in ("llm.request", "tool.started"):
+            for _, seqs, made in open_crews[method]:
+                seqs.append(int(entry.get("seq", 0)))
+                made[0] = made[0] or kind == "llm.request"
+    return skip, whole
 
 
 def bound_or_new(session: Any, kind: str, build: Callable[[], Any]) -> Any:
@@ -42,8 +94,7 @@ def bound_or_new(session: Any, kind: str, build: Callable[[], Any]) -> Any:
 
 
 def calls_of(record: Record) -> list[_Call]:
-    # A crew is answered whole from the record: its agents' own model calls are not made.
-    crews = bool(record.of_kind("crew.finished", "crew.failed"))
+    # A crew runs on the harness: its agents' calls are answered like the flow's own.
     requests: dict[str, dict[str, Any]] = {}
     # The tools an LLM call ran itself (crewAI's ``available_functions``), by call id.
     ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -67,7 +118,7 @@ def calls_of(record: Record) -> list[_Call]:
             call_id = str(entry.get("call_id"))
             request = requests.pop(call_id, None)
             tools_run = ran.pop(call_id, [])
-            if request is None or (crews and request.get("agent")):
+            if request is None:
                 continue
             method = str(request.get("method") or "")
             counts[method] += 1
@@ -94,14 +145,20 @@ def calls_of(record: Record) -> list[_Call]:
                     latency=max(0.0, float(entry.get("t", 0)) - float(request.get("t", 0))),
                     seq=int(request.get("seq", 0)),
                     number=counts[method],
+                    agent=_text_or_none(request.get("agent")),
+                    task=_text_or_none(request.get("task")),
                 )
             )
     return calls
 
 
+def _text_or_none(value: Any) -> str | None:
+    return str(value) if value else None
+
+
 def _answer(entry: dict[str, Any]) -> Any:
     if entry.get("kind") == "llm.failed":
-        return ProviderError(str(entry.get("error") or "provider error"))
+        return _Raises(entry.get("exception"), str(entry.get("error") or "provider error"))
     response = entry.get("response")
     kind = entry.get("response_type")
     if kind == "tool_calls" and isinstance(response, list):
@@ -132,6 +189,8 @@ def _arguments(value: Any) -> dict[str, Any]:
 
 def _given(answer: Any) -> Any:
     """A recorded answer as today's code gets it: a recorded error is raised."""
+    if isinstance(answer, _Raises):
+        raise answer.exception()
     if isinstance(answer, BaseException):
         raise answer
     return answer
@@ -209,7 +268,7 @@ class Answers:
             self.used.add(call.seq)
             recorded = render_messages(_plain_messages(call.messages))
             now = render_messages(_plain_messages(request.messages))
-            where = f"LLM call {call.number} of method {call.method or '(none)'}"
+            where = call.where
             if recorded != now:
                 diff = "\n".join(
                     difflib.unified_diff(
@@ -266,7 +325,7 @@ class Answers:
         return [
             Divergence(
                 "unused",
-                f"LLM call {call.number} of method {call.method or '(none)'}",
+                call.where,
                 "the record has this call; today's code did not make it",
                 seq=call.seq,
             )
@@ -290,8 +349,9 @@ class _ToolCall:
 
 
 def _toolcalls_of(record: Record) -> list[_ToolCall]:
-    # A crew is answered whole from the record: its agents' tools are not called.
-    crews = bool(record.of_kind("crew.finished", "crew.failed"))
+    # A crew answered whole from the record (none of its LLM calls recorded) calls no
+    # tool; a crew that runs on the harness calls its agents' tools (answered here).
+    skip = crew_calls(record)[0]
     pending: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     counts: dict[tuple[str, str], int] = defaultdict(int)
     calls: list[_ToolCall] = []
@@ -308,7 +368,7 @@ def _toolcalls_of(record: Record) -> list[_ToolCall]:
             pending[key].append(entry)
         elif kind in ("tool.finished", "tool.failed") and pending[key]:
             started = pending[key].pop(0)
-            if crews and started.get("agent"):
+            if int(started.get("seq", 0)) in skip:
                 continue
             method, tool = str(started.get("method") or ""), str(started.get("tool"))
             counts[(method, tool)] += 1
@@ -402,7 +462,18 @@ class People:
 
     def __init__(self, record: Record) -> None:
         self.answers = record.of_kind("human.answered")
-        self.crews = record.of_kind("crew.finished", "crew.failed")
+        #: Crews the record has none of their agents' LLM calls for: answered whole
+        #: (every other crew runs on the harness, its agents answered from the record).
+        self.crews = crew_calls(record)[1]
+
+    def notes(self) -> list[str]:
+        """What the replay could not compare (said in the report, never silently)."""
+        return [
+            f"crew {entry.get('crew')!r} in method {entry.get('method')} was answered whole "
+            "from the record (it has none of its agents' LLM calls): its agents' prompts "
+            "and tools were not compared"
+            for entry in self.crews
+        ]
 
     def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
         if self.answers:
@@ -424,7 +495,7 @@ class People:
             crews = bound_or_new(session, "crews", lambda: FakeCrews(session))
             for entry in self.crews:
                 if entry.get("kind") == "crew.failed":
-                    value: Any = RuntimeError(str(entry.get("error")))
+                    value: Any = rebuild(entry.get("exception"), str(entry.get("error")))
                 else:
                     value = entry.get("pydantic") or entry.get("json") or str(entry.get("raw"))
                 method = entry.get("method")

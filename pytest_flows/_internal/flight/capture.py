@@ -90,6 +90,18 @@ class FlightRecorder:
     def written(self) -> list[Path]:
         return list(self.writer.written)
 
+    def __enter__(self) -> FlightRecorder:
+        """``with record_flows(...) as recorder:``: recording stops when the block ends."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # Stops recording (the runs finished inside the block are written first) if this
+        # is still the recorder that is on; another one started since is left alone.
+        if active() is self:
+            uninstall()
+        else:
+            self.flush()
+
     def __repr__(self) -> str:
         return (
             f"<FlightRecorder {str(self.directory)!r} sample={self.sample} "
@@ -356,6 +368,22 @@ def error_fields(error: Any) -> dict[str, str]:
     if isinstance(error, BaseException):
         return {"type": type(error).__name__, "message": str(error)}
     return {"type": "Error", "message": str(error)}
+
+
+def exception_fields(error: BaseException) -> dict[str, Any]:
+    """A provider call's exception as a replay rebuilds it: its type, module and text,
+    and what its constructor needs (an HTTP status error's status and body, a JSON
+    decode error's position)."""
+    fields: dict[str, Any] = {
+        "type": type(error).__name__,
+        "module": type(error).__module__,
+        "message": str(error),
+    }
+    for name in ("status_code", "body", "msg", "doc", "pos"):
+        value = getattr(error, name, None)
+        if value is not None:
+            fields[name] = value
+    return fields
 
 
 class Patches:

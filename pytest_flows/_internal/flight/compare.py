@@ -141,6 +141,7 @@ def compare(
                         seq=int(entry.get("seq", 0)),
                     )
                 )
+    divergences += _crew_input_divergences(record.entries, replayed.entries)
     divergences += _stream_divergences(record.entries, replayed.entries)
     divergences += _stream_flag_divergences(record.entries, replayed.entries)
     divergences += _state_divergences(record.entries, replayed.entries)
@@ -189,6 +190,38 @@ def _paired(
     for name, items in todays.items():
         for index, item in enumerate(items[seen[name] :], seen[name]):
             yield name, index, None, item
+
+
+def _crew_input_divergences(
+    recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]
+) -> list[Divergence]:
+    """The n-th kickoff of each crew in each method: the same inputs (a changed input
+    also changes its agents' prompts, reported at their calls)."""
+
+    def kickoffs(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [e for e in entries if e.get("kind") == "crew.started"]
+
+    divergences = []
+    pairs = _paired(
+        kickoffs(recorded),
+        kickoffs(replayed),
+        lambda e: f"crew {e.get('crew')!r} in method {e.get('method')}",
+    )
+    for name, index, was, now in pairs:
+        if was is None or now is None:
+            continue  # a crew run or not is the method's (and its LLM calls') divergence
+        before = json.dumps(jsonable(was.get("inputs")), sort_keys=True, default=str)
+        after = json.dumps(jsonable(now.get("inputs")), sort_keys=True, default=str)
+        if before != after:
+            divergences.append(
+                Divergence(
+                    "crew",
+                    f"kickoff {index + 1} of {name}",
+                    f"inputs were {before}, now {after}",
+                    seq=int(was.get("seq", 0)),
+                )
+            )
+    return divergences
 
 
 def _streamed_calls(entries: list[dict[str, Any]]) -> list[tuple[str, list[str], int]]:

@@ -114,6 +114,7 @@ class Attempts:
             seed=session.seed if seed is None else seed,
             recorded_trace=recorded_trace,
             replayed_trace=replayed_trace,
+            notes=self.people.notes(),
         )
         if self.first is None:
             self.first = result

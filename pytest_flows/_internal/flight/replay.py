@@ -18,10 +18,11 @@ import importlib
 import inspect
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.errors import FlowsUsageError, FlowsWarning
 from pytest_flows._internal.flight.answers import bound_or_new
 from pytest_flows._internal.flight.capture import FlightRecorder
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
@@ -110,6 +111,9 @@ def replay(
         found = by_schedule(attempts, schedules)
         if found is None and not attempts.stopped:
             found = by_seed(attempts, seeds)
+    for note in attempts.people.notes():
+        # Never silently: a crew the replay could not run is said in the report and here.
+        warnings.warn(f"flows.replay({record.path.name}): {note}", FlowsWarning, stacklevel=3)
     if found is not None:
         return found
     if attempts.same_order is not None:

@@ -20,7 +20,7 @@ class ReplayDivergenceError(FlowsError):
 class Divergence:
     """One way the replay differs from the record; ``seq`` is where in the record."""
 
-    kind: str  # prompt, request, unused, tool, state, stream, method, output, order, outcome
+    kind: str  # prompt, request, unused, tool, crew, state, stream, method, output, order, outcome
     where: str
     message: str
     diff: str = ""
@@ -45,6 +45,8 @@ class ReplayResult:
     schedule: str | None = None
     recorded_trace: Trace = field(default_factory=Trace)
     replayed_trace: Trace = field(default_factory=Trace)
+    #: What the replay could not compare (a crew answered whole from the record).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def diverged(self) -> bool:
@@ -56,13 +58,14 @@ class ReplayResult:
 
     def report(self) -> str:
         head = f"replay of {self.record.path.name} ({self.record.target}, run {self.record.run_id})"
+        notes = "".join(f"\nnot compared: {note}" for note in self.notes)
         if not self.divergences:
-            return f"{head}: no divergence. {self.interleaving}"
+            return f"{head}: no divergence. {self.interleaving}{notes}"
         lines = [f"{head}: {len(self.divergences)} divergence(s), first:", str(self.divergences[0])]
         lines += [f"  also: [{d.kind}] {d.where}: {d.message}" for d in self.divergences[1:6]]
         if self.interleaving:
             lines.append(self.interleaving)
-        return "\n".join(lines)
+        return "\n".join(lines) + notes
 
     def check(self) -> FlowRun:
         """The run, or :class:`ReplayDivergenceError` with the report if it diverged."""
