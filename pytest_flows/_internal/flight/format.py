@@ -203,7 +203,8 @@ def _lines(
     where: Path, stream: Any, max_bytes: int, max_line: int, max_entries: int
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each non-blank line as a JSON object, with its line number; refused (RecordError)
-    at the first line over a cap or that is not one object."""
+    at the first line over a cap or that is not one object (``max_entries`` counts
+    every line, the header and blank lines included)."""
     total = 0
     count = 0
     number = 0
@@ -225,8 +226,7 @@ def _lines(
                 f"the cap with {LIMIT_ENV['max_bytes']} or read_record(max_bytes=...) if "
                 "you trust this file)"
             )
-        if not line.strip():
-            continue
+        # Blank lines count too: a file of newlines must not take max_bytes iterations.
         count += 1
         if count > max_entries:
             raise RecordError(
@@ -234,6 +234,8 @@ def _lines(
                 f"{LIMIT_ENV['max_entries']} or read_record(max_entries=...) if you trust "
                 "this file)"
             )
+        if not line.strip():
+            continue
         try:
             value = json.loads(line)
         except ValueError as exc:

@@ -42,5 +42,19 @@ def addoption(parser: pytest.Parser) -> None:
 
 
 def configure(config: pytest.Config) -> None:
-    if config.getoption("flows_replay", None) and str(SUITE) not in config.args:
+    directories = config.getoption("flows_replay", None)
+    if not directories:
+        return
+    from pytest_flows._internal.flight.format import SUFFIX, record_paths
+
+    for directory in directories:
+        if not Path(directory).is_dir():
+            raise pytest.UsageError(f"--flows-replay={directory}: no such directory")
+        if next(record_paths(directory), None) is None:
+            # A CI job pointed at the wrong folder must not stay green.
+            raise pytest.UsageError(
+                f"--flows-replay={directory}: no flight record (*{SUFFIX}) in it or "
+                "below; point it at the directory record_flows() writes into"
+            )
+    if str(SUITE) not in config.args:
         config.args.append(str(SUITE))

@@ -58,7 +58,10 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
     module, qualname = check_target(target)
     if allow is not None and not in_allowed(module, allow):
         raise TargetError(f"{target!r}: module {module} is not allowed")
-    obj: Any = importlib.import_module(module)
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise TargetError(f"{target!r}: cannot import {module} ({exc})") from None
     for part in qualname.split("."):
         try:
             # Statically: a property, a descriptor or a module __getattr__ never runs.
