@@ -134,7 +134,7 @@ def test_each_cap_refuses_and_can_be_raised(tmp_path, monkeypatch):
 @pytest.mark.parametrize("line", ['"text"', "[1, 2]", "3", "null"])
 def test_a_line_that_is_not_an_object_is_an_error_not_dropped(tmp_path, line):
     path = _write(tmp_path / f"r{SUFFIX}", HEADER, line, {"kind": "end"})
-    with pytest.raises(RecordError, match="line 2 is .* JSON, not an object"):
+    with pytest.raises(RecordError, match=r"line 2 is .* JSON, not an object"):
         read_record(path)
 
 

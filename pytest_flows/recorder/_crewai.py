@@ -20,6 +20,7 @@ functions an LLM call runs for the model's tool calls are answered from the reco
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import contextvars
@@ -183,11 +184,31 @@ def _task_of(event: Any) -> str | None:
     return str(name).strip() if name else None
 
 
+#: crewAI serializes an event's ``tools`` to this depth (``to_serializable``); deeper
+#: values arrive as their ``repr``.
+_SERIALIZED_DEPTH = 5
+
+
+def _unflattened(value: Any, depth: int) -> Any:
+    """``value`` with the reprs crewAI's serializer left at its depth limit turned back
+    into data (``ast.literal_eval``: literals only, nothing runs)."""
+    if depth >= _SERIALIZED_DEPTH and isinstance(value, str):
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    if isinstance(value, dict):
+        return {key: _unflattened(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unflattened(item, depth + 1) for item in value]
+    return value
+
+
 def _tool_schema(tool: Any) -> Any:
     """A tool as the provider is sent it (``{"type": "function", "function": {...}}``),
-    not crewAI's tool object."""
+    not crewAI's serialized tool object."""
     if isinstance(tool, dict):
-        return tool
+        return _unflattened(tool, 1)
     name = getattr(tool, "name", None)
     if name is None:
         return str(tool)

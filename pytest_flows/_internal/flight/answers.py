@@ -498,9 +498,12 @@ class People:
                     value: Any = rebuild(entry.get("exception"), str(entry.get("error")))
                 else:
                     value = entry.get("pydantic") or entry.get("json") or str(entry.get("raw"))
-                method = entry.get("method")
-                rule = crews.on(method=method, where=now) if method else crews.on(where=now)
-                rule.reply(value, optional=True)
+                keys: dict[str, Any] = {"crew": entry.get("crew")} if entry.get("crew") else {}
+                if entry.get("method"):
+                    keys["method"] = entry.get("method")
+                crews.on(where=now, **keys).reply(value, optional=True)
+            # Every other crew runs on the harness, its agents answered from the record.
+            crews.on(where=now).run_for_real(times=ALWAYS, optional=True)
 
 
 def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
