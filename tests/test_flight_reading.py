@@ -56,16 +56,28 @@ def _bomb(path: Path, gib: int = 2, newlines: bool = False) -> Path:
 # -- caps ---------------------------------------------------------------------------------
 _MEASURE = textwrap.dedent(
     """
-    import resource, sys, time, tracemalloc
+    import os, resource, sys, time, tracemalloc
     from pytest_flows._internal.flight.format import RecordError, read_record
+
+    def peak_rss():
+        # VmHWM starts afresh at exec; ru_maxrss may carry the forking parent's peak.
+        try:
+            with open("/proc/self/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
     tracemalloc.start()
-    began = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     try:
         read_record(sys.argv[1])
         print("accepted")
     except RecordError as exc:
-        print("refused", time.perf_counter() - began, tracemalloc.get_traced_memory()[1],
-              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, str(exc)[:300])
+        print("refused", time.perf_counter() - wall, time.process_time() - cpu,
+              tracemalloc.get_traced_memory()[1], peak_rss(), str(exc)[:300])
     """
 )
 
@@ -82,9 +94,11 @@ def test_a_2_gib_gzip_bomb_is_refused_within_2_s_and_100_mb(tmp_path, newlines):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    verdict, seconds, peak, rss, message = done.stdout.split(" ", 4)
+    verdict, wall, cpu, peak, rss, message = done.stdout.split(" ", 5)
     assert verdict == "refused"
-    assert float(seconds) < 2.0
+    # CPU time: on a shared machine the wall clock also counts other processes' turns
+    # (about 0.17 s of either at a load average of 7 on 2 cores).
+    assert float(cpu) < 2.0, f"wall {wall} s"
     assert int(peak) < 100 * 1024 * 1024  # what the reader allocated
     assert int(rss) < 100 * 1024 * 1024  # the whole process, interpreter included
     assert ("longer than" if not newlines else "more than") in message
