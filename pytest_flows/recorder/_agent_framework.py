@@ -415,7 +415,13 @@ def install() -> Callable[[], None]:
             try:
                 response = await pending
             except Exception as exc:
-                run.note("llm.failed", call_id=call_id, method=method, error=str(exc))
+                run.note(
+                    "llm.failed",
+                    call_id=call_id,
+                    method=method,
+                    error=str(exc),
+                    exception=capture.exception_fields(exc),
+                )
                 raise
             try:
                 usage = getattr(response, "usage_details", None)

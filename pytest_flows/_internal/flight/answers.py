@@ -1,6 +1,8 @@
-"""The record's answers for a replay: its LLM calls as ``fake_llm`` rules, its tool
-calls as ``fake_tools`` rules, its crews and human answers as ``fake_crews`` and
-``human`` rules; each notes where today's code asks something else (a divergence)."""
+"""The record's answers for a replay: its LLM calls (the flow's own and its crews'
+agents') as ``fake_llm`` rules, its tool calls as ``fake_tools`` rules, its human
+answers as ``human`` rules, and the crews it cannot run (none of their agents' calls
+recorded) as ``fake_crews`` rules; each notes where today's code asks something else
+(a divergence). A recorded failure is raised as its recorded type (``raised``)."""
 
 from __future__ import annotations
 

@@ -36,14 +36,9 @@ _GUIDE_KINDS = (*ORDER_KINDS, "llm.response", "llm.failed", "tool.finished", "st
 
 def guide_of(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The order of the events the interleaving search steers by (a crew's agents'
-    own LLM calls left out: a replay answers the crew whole)."""
-    agents = {
-        e.get("call_id") for e in entries if e.get("kind") == "llm.request" and e.get("agent")
-    }
+    LLM calls included: a replay runs the crew, its agents answered from the record)."""
     return [
-        (str(e["kind"]), str(e.get("method")))
-        for e in entries
-        if e.get("kind") in _GUIDE_KINDS and e.get("call_id") not in agents
+        (str(e["kind"]), str(e.get("method"))) for e in entries if e.get("kind") in _GUIDE_KINDS
     ]
 
 
