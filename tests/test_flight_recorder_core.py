@@ -429,3 +429,20 @@ def test_record_flows_checks_its_arguments_and_reads_the_environment(tmp_path, m
     monkeypatch.setenv("PYTEST_FLOWS_RECORD", f"{tmp_path},often")
     with pytest.raises(ValueError, match="not a number"):
         recording_from_env(frameworks=[])
+
+
+def test_record_flows_is_a_context_manager(tmp_path):
+    from pytest_flows._internal.flight import capture
+
+    with record_flows(tmp_path / "a", frameworks=[]) as recorder:
+        assert capture.active() is recorder
+    assert capture.active() is None  # the block's end stopped it
+    # A recorder started since is not the block's to stop.
+    outer = record_flows(tmp_path / "b", frameworks=[])
+    try:
+        with record_flows(tmp_path / "c", frameworks=[]) as inner:
+            replacing = record_flows(tmp_path / "d", frameworks=[])
+        assert inner is not replacing and capture.active() is replacing
+    finally:
+        stop_recording()
+    assert outer is not None and capture.active() is None

@@ -222,12 +222,37 @@ def test_a_crew_the_record_has_no_llm_calls_for_is_said_not_passed_silently(flow
     assert "not compared: crew 'summary'" in replayed.report()
 
 
-def test_flows_replay_dir_replays_the_crew_records(pytester, production):
+def test_flows_replay_dir_replays_the_crew_records_reading_each_once(
+    pytester, production, monkeypatch
+):
     directory = production["records"]["tides"].path.parent
-    result = pytester.runpytest_inprocess(
+    pytester.makeconftest(
+        """
+        import pytest_flows._internal.flight.format as format_module
+
+        real = format_module._lines
+        read = []
+
+        def counting(*args, **kwargs):
+            for item in real(*args, **kwargs):
+                read.append(args[0].name)
+                yield item
+
+        format_module._lines = counting
+
+        def pytest_sessionfinish(session):
+            print("lines read:", len(read))
+        """
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), str(ROOT)]))
+    result = pytester.runpytest_subprocess(
         f"--flows-replay={directory}",
         "--flows-replay-allow=crew_flight_flows",
         "-p",
         "no:randomly",
+        "-s",
     )
     result.assert_outcomes(passed=4)
+    # Collection reads each record's header line; its test reads it whole, once.
+    lines = sum(1 + len(r.entries) + 1 for r in production["records"].values())
+    result.stdout.fnmatch_lines([f"*lines read: {lines + len(production['records'])}"])
