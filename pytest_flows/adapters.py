@@ -17,8 +17,11 @@ from pytest_flows._internal.adapters import (
     register_adapter,
 )
 from pytest_flows._internal.codec import FieldChange, differences
+from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
 from pytest_flows._internal.crew_script import RUN_FOR_REAL, FakeCrews
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.golden.adapters import GoldenAdapter
+from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.human_script import PAUSE, ScriptedHuman, is_pause
 from pytest_flows._internal.llm_script import (
     LLMScript,
@@ -28,6 +31,7 @@ from pytest_flows._internal.llm_script import (
     tools_summary,
 )
 from pytest_flows._internal.property_runs import Outcome
+from pytest_flows._internal.registry import RecorderPart
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import Request, plain
 from pytest_flows._internal.seams import Registry, Seam, replaced
@@ -45,15 +49,23 @@ __all__ = [
     "AdapterBase",
     "AdapterSpec",
     "Binding",
+    "Branch",
     "FakeCrews",
     "FakeTools",
     "FieldChange",
+    "FlowGraph",
     "FlowRun",
     "FlowStore",
     "FlowsSession",
     "FlowsUsageError",
+    "GoldenAdapter",
+    "GoldenBreak",
+    "Item",
     "LLMScript",
+    "Link",
+    "Node",
     "Outcome",
+    "RecorderPart",
     "Registry",
     "Request",
     "ScriptedHuman",
@@ -65,9 +77,20 @@ __all__ = [
     "differences",
     "is_pause",
     "llm_call_event",
+    "note_started",
     "plain",
     "register_adapter",
     "replaced",
     "tool_calls_of",
     "tools_summary",
 ]
+
+
+def note_started(adapter: AdapterBase, name: str, flow: object) -> None:
+    """Tell ``--flows-cov`` that a run of ``flow`` starts now, under the ``name`` its
+    ``flow.started`` (or ``workflow.started``) trace event carries: call it right before
+    emitting that event. The graph (``adapter.graph(flow)``) is built only while
+    coverage collects; never raises."""
+    from pytest_flows._internal.coverage import notes
+
+    notes.note(adapter.name, name, lambda: adapter.graph(flow))

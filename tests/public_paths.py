@@ -38,6 +38,7 @@ PUBLIC_MODULES = {
     "pytest_flows.conformance": "pytest_flows/conformance/__init__.py",
     "pytest_flows.plugin": "pytest_flows/plugin.py",
     "pytest_flows.recorder": "pytest_flows/recorder/__init__.py",
+    "pytest_flows.recorder.parts": "pytest_flows/recorder/parts.py",
 }
 #: What the derivation reads, in every revision (the git pathspecs).
 SHOWN_IN = ("docs", "examples", "README.md")

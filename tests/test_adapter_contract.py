@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_flows._internal import adapters
+from pytest_flows._internal import registry
 from pytest_flows._internal.adapters import (
     AdapterBase,
     AdapterSpec,
@@ -77,8 +77,8 @@ def test_an_entry_point_registers_an_adapter_when_the_list_is_first_needed(tmp_p
         """)
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(adapters, "_entry_points_read", False)
-    monkeypatch.setattr(adapters, "_registered", dict(adapters._registered))
+    monkeypatch.setattr(registry, "_entry_points_read", False)
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
 
     assert "ep_fw" in [s.framework for s in adapter_specs()]
     assert "ep_adapter_spec" in sys.modules  # loaded only now, when the list was needed
@@ -91,8 +91,8 @@ def test_a_bad_entry_point_names_what_it_should_be(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-bad\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[pytest_flows.adapters]\nbad = ep_bad_spec:SPEC\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(adapters, "_entry_points_read", False)
-    monkeypatch.setattr(adapters, "_registered", dict(adapters._registered))
+    monkeypatch.setattr(registry, "_entry_points_read", False)
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
 
     with pytest.raises(FlowsUsageError, match="is a str, not an AdapterSpec"):
         adapter_specs()

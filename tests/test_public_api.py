@@ -35,6 +35,8 @@ PUBLIC_MODULES = {
     "pytest_flows.recorder",
     # For adapter authors (docs/architecture.md shows an adapter's imports).
     "pytest_flows.adapters",
+    # For an adapter's flight-recorder part: import-light (docs/reference.md).
+    "pytest_flows.recorder.parts",
 }
 #: What may sit at the package's top: the public modules, and _internal for the rest.
 TOP_LEVEL = {
@@ -97,6 +99,7 @@ def test_everything_not_public_is_under_internal() -> None:
             if p.name not in ("__init__.py", "__main__.py")
             and not p.name.startswith("_")
             and f"pytest_flows.{adapter}.{p.stem}" not in ALIASES
+            and f"pytest_flows.{adapter}.{p.stem}" not in PUBLIC_MODULES
         ]
         assert public == [], f"pytest_flows.{adapter}: only __init__ is public; prefix with _"
 

@@ -21,17 +21,24 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._internal import registry as _registry
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.registry import (
+    ADAPTERS,
+    ENTRY_POINT_GROUP,
+    AdapterSpec,
+    RecorderPart,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pytest_flows._internal.coverage.model import FlowGraph
     from pytest_flows._internal.crew_script import FakeCrews
+    from pytest_flows._internal.golden.adapters import GoldenAdapter
     from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows._internal.llm_script import LLMScript
     from pytest_flows._internal.run import FlowRun
@@ -48,18 +55,19 @@ __all__ = [
     "AdapterBase",
     "AdapterSpec",
     "Binding",
+    "RecorderPart",
     "adapter_specs",
     "bind_fake",
     "declared_seams",
+    "imported_adapters",
     "load_adapter",
+    "loaded_adapter",
     "register_adapter",
+    "spec_of",
 ]
 
 #: What a bind hook returns: a context manager that undoes the binding, or None.
 Binding = contextlib.AbstractContextManager[None] | None
-
-#: The entry-point group third-party adapters register their AdapterSpec in.
-ENTRY_POINT_GROUP = "pytest_flows.adapters"
 
 #: The kinds of fake the fixtures bind (``session.bind(kind, fake)``), each with its hook.
 BIND_KINDS = ("llm", "human", "store", "crews", "tools")
@@ -135,6 +143,19 @@ class AdapterBase:
         """The private places of the framework this adapter reaches into, declared."""
         return ()
 
+    def golden(self) -> GoldenAdapter | None:
+        """Golden recording and replay of this framework's runs (``@pytest.mark.golden``):
+        a :class:`~pytest_flows._internal.golden.adapters.GoldenAdapter`, or None (a golden
+        test of this framework's flows fails, saying so)."""
+        return None
+
+    def graph(self, flow: Any) -> FlowGraph:
+        """The coverage graph of ``flow`` (a class or instance: what ``--flows-cov``
+        counts). Called only while coverage collects, from the kit's
+        ``note_started(adapter, name, flow)``, which the adapter calls right before it
+        traces the run's start."""
+        raise NotImplementedError(f"{type(self).__qualname__}.graph(flow)")
+
 
 #: The contract's type, as the session sees it: an adapter subclasses AdapterBase.
 Adapter = AdapterBase
@@ -175,110 +196,37 @@ def bind_fake(adapter: Adapter, session: FlowsSession, kind: str, fake: Any) -> 
     )
 
 
-@dataclass(frozen=True)
-class AdapterSpec:
-    framework: str  # the framework's top-level import name
-    module: str  # the adapter module (it defines ADAPTER), imported only once the framework is
-    extra: str  # the pip extra (or package) that installs the framework
-    describe: str  # what the adapter runs, for error messages
-    environment: Mapping[str, str] = field(default_factory=dict)  # set before the import
-    supported: str = ""  # the distribution's versions the adapter is tested against
-
-
-#: The adapters that ship with pytest-flows.
-ADAPTERS: tuple[AdapterSpec, ...] = (
-    AdapterSpec(
-        framework="crewai",
-        module="pytest_flows.crewai._adapter",
-        extra="crewai",
-        describe="a CrewAI Flow class or instance",
-        environment={
-            "OTEL_SDK_DISABLED": "true",
-            "CREWAI_DISABLE_TELEMETRY": "true",
-            "CREWAI_TRACING_ENABLED": "false",
-            "CREWAI_TESTING": "true",
-            # Not CREWAI_DISABLE_VERSION_CHECK: the check is console output (a quiet
-            # test skips it through crewai's own switch, crewai/_adapter.py), and its
-            # PyPI call is the network guard's to refuse, as an offline machine would.
-        },
-        supported="crewai>=1.14.7,<1.16",
-    ),
-    AdapterSpec(
-        framework="agent_framework",
-        module="pytest_flows.agent_framework._adapter",
-        extra="agent-framework",
-        describe="an Agent Framework Workflow",
-        environment={"AGENT_FRAMEWORK_DISABLE_TELEMETRY": "true"},
-        supported="agent-framework-core>=1.20,<1.24",
-    ),
-)
-
-_lock = threading.Lock()
-_registered: dict[str, AdapterSpec] = {}
-_entry_points_read = False
-_loaded: dict[str, Adapter] = {}
-
-
 def register_adapter(spec: AdapterSpec) -> None:
     """Make a third-party framework adapter known to the harness (no core edit needed).
 
     ``spec.module`` is imported (and its ``ADAPTER`` configured) the first time
-    a flows test runs while ``spec.framework`` is imported. Registering the
-    same spec again does nothing; another spec for the same framework is an error.
+    a flows test runs while ``spec.framework`` is imported; ``spec.recorder`` (a
+    :class:`RecorderPart`) gives it the flight recorder and ``flows.replay``.
+    Registering the same spec again does nothing; another spec for the same
+    framework is an error.
     """
-    if not isinstance(spec, AdapterSpec):
-        raise FlowsUsageError(
-            f"register_adapter() takes an AdapterSpec, got {type(spec).__qualname__}: "
-            "register_adapter(AdapterSpec(framework='myframework', "
-            "module='myplugin.adapter', extra='myframework', describe='a MyFramework flow'))."
-        )
-    with _lock:
-        _register(spec)
-
-
-def _register(spec: AdapterSpec) -> None:
-    known = {s.framework: s for s in ADAPTERS} | _registered
-    existing = known.get(spec.framework)
-    if existing is not None and existing != spec:
-        raise FlowsUsageError(
-            f"register_adapter(): an adapter for {spec.framework!r} is already registered "
-            f"({existing.module}), and {spec.module} claims it too; a framework has one "
-            "adapter: register only one of them."
-        )
-    if existing is None:
-        _registered[spec.framework] = spec
-
-
-def _read_entry_points() -> None:
-    global _entry_points_read
-    if _entry_points_read:
-        return
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        spec = point.load()
-        if not isinstance(spec, AdapterSpec):
-            raise FlowsUsageError(
-                f"entry point {point.name!r} in group {ENTRY_POINT_GROUP!r} ({point.value}) is "
-                f"a {type(spec).__qualname__}, not an AdapterSpec; point it at a module-level "
-                "AdapterSpec(framework=..., module=..., extra=..., describe=...)."
-            )
-        _register(spec)
-    _entry_points_read = True
+    try:
+        _registry.register(spec)
+    except _registry.RegistryError as exc:
+        raise FlowsUsageError(str(exc)) from None
 
 
 def adapter_specs() -> tuple[AdapterSpec, ...]:
     """Every known adapter: the built-in ones, then registered ones and entry points."""
-    with _lock:
-        _read_entry_points()
-        return (*ADAPTERS, *_registered.values())
+    try:
+        return _registry.adapter_specs()
+    except _registry.RegistryError as exc:
+        raise FlowsUsageError(str(exc)) from None
 
 
 def spec_of(framework: str) -> AdapterSpec:
-    for spec in adapter_specs():
-        if spec.framework == framework:
-            return spec
-    raise FlowsUsageError(f"no pytest-flows adapter for {framework!r} is registered.")
+    spec = _registry.spec_of(framework)
+    if spec is None:
+        raise FlowsUsageError(f"no pytest-flows adapter for {framework!r} is registered.")
+    return spec
+
+
+_loaded: dict[str, Adapter] = {}
 
 
 def load_adapter(spec: AdapterSpec) -> Adapter | None:
@@ -318,6 +266,12 @@ def unsupported(spec: AdapterSpec, exc: ImportError) -> ImportError:
         f"version (pip install 'pytest-flows[{spec.extra}]').",
         name=exc.name,
     )
+
+
+def loaded_adapter(framework: str) -> Adapter | None:
+    """The adapter of ``framework`` if it is known and its framework imported, else None."""
+    spec = _registry.spec_of(framework)
+    return None if spec is None else load_adapter(spec)
 
 
 def imported_adapters() -> list[Adapter]:

@@ -42,10 +42,6 @@ __all__ = [
     "session_isolation",
 ]
 
-#: Where crewai keeps its files, relative to the private XDG data directory.
-CREWAI_STORAGE_DIR = "pytest-flows"
-
-
 # -- whether isolation is in force -------------------------------------------------------
 _lock = threading.Lock()
 _depth = {"session": 0, "test": 0}
@@ -112,10 +108,10 @@ def isolation_environment(base: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     for spec in _installed_frameworks():
         env.update(spec.environment)
+        env.update(spec.isolated)
     for sub in ("data", "cache", "config"):
         (base / sub).mkdir(parents=True, exist_ok=True)
         env[f"XDG_{sub.upper()}_HOME"] = str(base / sub)
-    env["CREWAI_STORAGE_DIR"] = CREWAI_STORAGE_DIR
     return env
 
 

@@ -373,10 +373,6 @@ USAGE_KEYS = (
     "successful_requests",
 )
 
-#: Modules whose objects a framework's fake may take as a native reply
-#: (an agent_framework ``ChatResponse``, say); each fake checks its own.
-_NATIVE_REPLY_MODULES = ("agent_framework", "crewai")
-
 
 # -- what every framework's fake does with a reply ------------------------------------
 def tool_calls_of(value: Any) -> list[ToolCall] | None:
@@ -461,8 +457,12 @@ def _check_reply(value: Any) -> None:
         return
     if callable(value) and not isinstance(value, type):
         return
+    # A framework's own object (a ``ChatResponse``, say) is a native reply of that
+    # framework's fake, which checks it; the frameworks are the registry's.
+    from pytest_flows._internal.registry import adapter_specs
+
     module = type(value).__module__
-    if module.split(".", 1)[0] in _NATIVE_REPLY_MODULES:
+    if module.split(".", 1)[0] in {spec.framework for spec in adapter_specs()}:
         return
     shown = "None" if value is None else f"{value!r} ({type(value).__name__})"
     number = isinstance(value, int | float)

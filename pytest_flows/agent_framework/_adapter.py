@@ -37,6 +37,8 @@ from pytest_flows.agent_framework._tracing import (
 )
 
 if TYPE_CHECKING:
+    from pytest_flows._internal.coverage.model import FlowGraph
+    from pytest_flows._internal.golden.adapters import GoldenAdapter
     from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows._internal.llm_script import LLMScript
     from pytest_flows._internal.session import FlowsSession
@@ -223,6 +225,16 @@ class AgentFrameworkAdapter(AdapterBase):
 
     def seams(self) -> Sequence[object]:
         return declared_seams(__package__)
+
+    def golden(self) -> GoldenAdapter:
+        from pytest_flows.agent_framework._golden import ADAPTER
+
+        return ADAPTER
+
+    def graph(self, flow: Any) -> FlowGraph:
+        from pytest_flows.agent_framework._graph import workflow_graph
+
+        return workflow_graph(flow)
 
     # -- running ---------------------------------------------------------------------
     async def run(

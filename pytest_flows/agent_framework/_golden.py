@@ -21,7 +21,7 @@ import contextlib
 import json
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
@@ -187,6 +187,7 @@ def _replaying(session: FlowsSession, scripted: Scripted) -> Iterator[None]:
 
 class AgentFrameworkGolden:
     framework = "agent_framework"
+    run_keys: ClassVar[dict[str, type]] = {"checkpoints": list}
 
     def __init__(self) -> None:
         self.allowed = _Allowed()

@@ -28,7 +28,9 @@ from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
 if TYPE_CHECKING:
+    from pytest_flows._internal.coverage.model import FlowGraph
     from pytest_flows._internal.crew_script import FakeCrews
+    from pytest_flows._internal.golden.adapters import GoldenAdapter
     from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows._internal.llm_script import LLMScript
     from pytest_flows._internal.session import FlowsSession
@@ -143,6 +145,16 @@ class CrewAIAdapter(AdapterBase):
 
     def seams(self) -> Sequence[object]:
         return declared_seams(__package__)
+
+    def golden(self) -> GoldenAdapter:
+        from pytest_flows.crewai._golden import ADAPTER
+
+        return ADAPTER
+
+    def graph(self, flow: Any) -> FlowGraph:
+        from pytest_flows.crewai._graph import _graph_of
+
+        return _graph_of(flow)
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from crewai.flow.flow import Flow
@@ -215,6 +215,7 @@ def _replaying(
 
 class CrewAIGolden:
     framework = "crewai"
+    run_keys: ClassVar[dict[str, type]] = {"saves": list}
 
     def accepts(self, run: FlowRun) -> bool:
         return isinstance(run.flow, Flow)

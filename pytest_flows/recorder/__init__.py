@@ -29,6 +29,7 @@ from pytest_flows._internal.flight.capture import (
 )
 from pytest_flows._internal.flight.format import VERSION as FORMAT_VERSION
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
+from pytest_flows._internal.registry import RecorderPart, recorder_parts
 
 __all__ = [
     "ENV_VAR",
@@ -42,28 +43,31 @@ __all__ = [
     "stop_recording",
 ]
 
-#: framework -> (the module that says it is in use, the recorder part for it)
-_HOOKS = {
-    "crewai": ("crewai.flow.runtime", "pytest_flows.recorder._crewai"),
-    "agent_framework": ("agent_framework", "pytest_flows.recorder._agent_framework"),
-}
+
+def _in_use(framework: str, part: RecorderPart) -> bool:
+    return (part.in_use or framework) in sys.modules
 
 
-def _frameworks(frameworks: Sequence[str] | None) -> list[str]:
+def _frameworks(frameworks: Sequence[str] | None) -> dict[str, RecorderPart]:
+    """framework -> its recorder part (the adapter registry's: registered adapters too)."""
+    parts = recorder_parts()
     if frameworks is not None:
-        unknown = [name for name in frameworks if name not in _HOOKS]
+        unknown = [name for name in frameworks if name not in parts]
         if unknown:
             raise ValueError(
                 f"record_flows(frameworks={list(frameworks)!r}): unknown {unknown}; "
-                f"the frameworks are {', '.join(_HOOKS)}."
+                f"the frameworks are {', '.join(parts)}."
             )
-        return list(frameworks)
-    ready = [name for name, (_, part) in _HOOKS.items() if importlib.util.find_spec(part)]
-    imported = [name for name in ready if _HOOKS[name][0] in sys.modules]
+        return {name: parts[name] for name in frameworks}
+    imported = {name: part for name, part in parts.items() if _in_use(name, part)}
     if imported:
         return imported
     # Nothing imported yet: every framework that is installed (its import is paid now).
-    return [name for name in ready if importlib.util.find_spec(name) is not None]
+    return {
+        name: part
+        for name, part in parts.items()
+        if importlib.util.find_spec(name) is not None and importlib.util.find_spec(part.module)
+    }
 
 
 def record_flows(
@@ -117,9 +121,8 @@ def record_flows(
         queue_size=queue_size,
         factories=checked,
     )
-    for name in _frameworks(frameworks):
-        part = importlib.import_module(_HOOKS[name][1])
-        recorder.hooks[name] = part.install()
+    for name, part in _frameworks(frameworks).items():
+        recorder.hooks[name] = importlib.import_module(part.module).install()
     install(recorder)
     return recorder
 

@@ -2,8 +2,11 @@
 
 It subclasses ``AdapterBase`` and implements ``accepts``, ``run``, the bind
 hooks for every fake (``bind_llm``, ``bind_human``, ``bind_store``,
-``bind_tools``, ``bind_crews``) and ``resume_human``. Registered by the tests
-with ``register_adapter``; no file of pytest_flows names it.
+``bind_tools``, ``bind_crews``), ``resume_human``, ``golden`` (golden record and
+replay), ``graph`` (``--flows-cov``) and ``seams``; its ``SPEC`` names its flight
+recorder part (``toyflow_recorder.py``: the recorder and ``flows.replay``).
+Registered by the tests with ``register_adapter``; no file of pytest_flows names
+it, and it imports only ``pytest_flows.adapters``.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import itertools
 import json
 import types
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import toyflow
 
@@ -24,16 +28,25 @@ from pytest_flows.adapters import (
     AdapterBase,
     AdapterSpec,
     Binding,
+    FlowGraph,
     FlowRun,
     FlowsUsageError,
+    GoldenBreak,
+    Item,
+    Link,
+    Node,
     Outcome,
+    RecorderPart,
+    Registry,
     Request,
+    Seam,
     SimulatedCrash,
     TraceEvent,
     check_offered,
     differences,
     is_pause,
     llm_call_event,
+    note_started,
     plain,
     tool_calls_of,
     tools_summary,
@@ -44,6 +57,7 @@ SPEC = AdapterSpec(
     module="toyflow_adapter",
     extra="toyflow",
     describe="a toyflow Flow class or instance",
+    recorder=RecorderPart(module="toyflow_recorder"),
 )
 
 
@@ -75,11 +89,30 @@ class ToyAdapter(AdapterBase):
         self, session: Any, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> FlowRun:
         flow = target() if isinstance(target, type) else target
+        note_started(self, type(flow).__name__, flow)
         return _traced(
             self.trace_sink(session),
             flow,
             lambda listen: flow.kickoff(kwargs.get("inputs"), listener=listen),
         )
+
+    def golden(self) -> ToyGolden:
+        return GOLDEN
+
+    def graph(self, flow: Any) -> FlowGraph:
+        cls = flow if isinstance(flow, type) else type(flow)
+        steps = cls.steps()
+        graph = FlowGraph(
+            key=f"{cls.__module__}.{cls.__qualname__}", name=cls.__name__, framework="toyflow"
+        )
+        for n, step in enumerate(steps):
+            graph.items.append(Item(f"method:{step}", "method", step))
+            graph.nodes.append(Node(step, "start" if n == 0 else "listen", f"method:{step}"))
+        graph.links.extend(Link(a, b) for a, b in itertools.pairwise(steps))
+        return graph
+
+    def seams(self) -> Sequence[object]:
+        return tuple(SEAMS)
 
     def resume_human(
         self, session: Any, human: Any, paused: Any, feedback: str, outcome: str | None
@@ -281,5 +314,53 @@ class ToyOperations:
 
     fork = run_with_checkpoints = restore = new_id = _unsupported
 
+
+class ToyGolden:
+    """Golden record and replay of toyflow runs: the run's steps are its topology (the
+    core compares trace and output; toyflow keeps no state to restore and resume)."""
+
+    framework = "toyflow"
+    run_keys: ClassVar[Mapping[str, type]] = {"steps": list}
+
+    def accepts(self, run: FlowRun) -> bool:
+        return _is_toy(run.flow)
+
+    def capture(
+        self, session: Any, run: FlowRun, kwargs: dict[str, Any], seen: set[str]
+    ) -> dict[str, Any]:
+        return {"flow": type(run.flow).__qualname__, "steps": type(run.flow).steps()}
+
+    def replay(
+        self, session: Any, recorded: dict[str, Any], scripted: Any, today: Any
+    ) -> list[dict[str, Any]]:
+        return []
+
+    def check(
+        self, session: Any, recorded: dict[str, Any], where: str, today: Any
+    ) -> list[GoldenBreak]:
+        if today is None or recorded["steps"] == type(today).steps():
+            return []
+        return [
+            GoldenBreak(
+                "topology",
+                where,
+                "the flow's steps changed",
+                f"- {recorded['steps']}\n+ {type(today).steps()}",
+            )
+        ]
+
+
+GOLDEN = ToyGolden()
+
+#: What the recorder part (toyflow_recorder.py) replaces: declared, so a toyflow release
+#: that moved one fails the seam check instead of a recording.
+SEAMS = Registry(
+    "toyflow",
+    __name__,
+    Seam("toyflow:Flow.kickoff", "patch", "records a run: its start, steps and end"),
+    Seam("toyflow:Flow.llm", "patch", "records each model request and its reply"),
+    Seam("toyflow:Flow.ask", "patch", "records each human answer"),
+    Seam("toyflow:Flow.tool", "patch", "records each tool call"),
+)
 
 ADAPTER = ToyAdapter()

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Counted", "count"]
 
-_STARTS = {"flow.started": "crewai", "workflow.started": "agent_framework"}
+#: the trace's start events; each pairs with the adapter's note of the same name, in order
+_STARTS = {"flow.started", "workflow.started"}
 _ENDS = {
     "flow.finished",
     "flow.failed",
@@ -58,9 +59,9 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     open_runs: list[tuple[str, _Run | None]] = []
     all_runs: list[_Run] = []
 
-    def start(framework: str, name: str) -> None:
+    def start(name: str) -> None:
         for i, note in enumerate(pending):
-            if note.framework == framework and note.name == name:
+            if note.name == name:
                 del pending[i]
                 run = None
                 if note.graph is not None:
@@ -84,7 +85,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     for event in trace:
         kind = event.kind
         if kind in _STARTS:
-            start(_STARTS[kind], event.name)
+            start(event.name)
         elif kind in _ENDS:
             for i in range(len(open_runs) - 1, -1, -1):
                 if open_runs[i][0] == event.name:

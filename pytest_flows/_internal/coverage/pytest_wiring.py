@@ -28,7 +28,7 @@ def addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="flow-graph coverage: methods, router labels, listener edges, feedback outcomes, "
-        "conversational routes and Agent Framework executors/edges the tests took",
+        "conversational routes, executors and edges the tests took",
     )
     group.addoption(
         "--flows-cov-fail-under",

@@ -18,6 +18,7 @@ from pytest_flows._internal.flight.format import Record, jsonable, message_text
 from pytest_flows._internal.flight.raised import rebuild
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
 from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.registry import recorder_part
 from pytest_flows._internal.replies import ProviderError, Stream, ToolCall
 from pytest_flows._internal.script import ALWAYS
 
@@ -98,7 +99,10 @@ def bound_or_new(session: Any, kind: str, build: Callable[[], Any]) -> Any:
 def calls_of(record: Record) -> list[_Call]:
     # A crew runs on the harness: its agents' calls are answered like the flow's own.
     requests: dict[str, dict[str, Any]] = {}
-    # The tools an LLM call ran itself (crewAI's ``available_functions``), by call id.
+    # The tools an LLM call ran itself (a framework whose recorder part says
+    # ``tools_in_llm_calls``, as crewAI's ``available_functions``), by call id.
+    part = recorder_part(record.framework)
+    tools_in_calls = part is not None and part.tools_in_llm_calls
     ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
@@ -110,8 +114,8 @@ def calls_of(record: Record) -> list[_Call]:
             requests[str(entry.get("call_id"))] = entry
         elif kind == "llm.chunk":
             chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
-        elif kind == "tool.started" and record.framework == "crewai":
-            # (Agent Framework's tool loop calls the tools between model calls, never
+        elif kind == "tool.started" and tools_in_calls:
+            # (Elsewhere the tool loop calls the tools between model calls, never
             # inside one: its tool calls are the model's reply, recorded as such.)
             for call_id, asked in requests.items():
                 if asked.get("thread") == entry.get("thread") and not entry.get("agent"):

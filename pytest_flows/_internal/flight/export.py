@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_flows._internal.flight.format import Record, read_record
 from pytest_flows._internal.flight.targets import TargetError, check_target
+from pytest_flows._internal.registry import recorder_part
 
 __all__ = ["export", "module_text", "replay_target"]
 
@@ -24,10 +25,16 @@ def _identifier(text: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", text).strip("_") or "run"
 
 
+def _by_factory(record: Record) -> bool:
+    part = recorder_part(record.framework)
+    return part is not None and part.target == "factory"
+
+
 def replay_target(record: Record) -> str:
-    """What a test replays ``record`` with, ``module:name``: the flow class (crewAI), or
-    the function that builds the workflow (Agent Framework; ValueError if unknown)."""
-    if record.framework != "agent_framework":
+    """What a test replays ``record`` with, ``module:name``: the flow class, or (for a
+    framework whose recorder part replays from a ``"factory"``) the function that
+    builds the run's object (ValueError if unknown)."""
+    if not _by_factory(record):
         return record.target
     factory = record.header.get("factory")
     if isinstance(factory, str) and ":" in factory:
@@ -53,7 +60,7 @@ def module_text(record: Record, record_name: str) -> str:
         raise ValueError(f"{record.path.name}: {exc}") from None
     module, _, qualname = target.partition(":")
     top = qualname.split(".")[0]
-    replayed = f"{qualname}()" if record.framework == "agent_framework" else qualname
+    replayed = f"{qualname}()" if _by_factory(record) else qualname
     outcome = record.outcome
     if outcome == "failed":
         error = record.end.get("error") or {}

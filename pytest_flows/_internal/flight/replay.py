@@ -30,14 +30,9 @@ from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError, ReplayResult
 from pytest_flows._internal.flight.targets import TargetError, resolve
 from pytest_flows._internal.llm_script import LLMScript
+from pytest_flows._internal.registry import recorder_part
 
 __all__ = ["Divergence", "ReplayDivergenceError", "ReplayResult", "replay"]
-
-#: framework -> the recorder part that can record a replay in memory (``shadow(run)``).
-_SHADOWS = {
-    "crewai": "pytest_flows.recorder._crewai",
-    "agent_framework": "pytest_flows.recorder._agent_framework",
-}
 
 
 def _target_path(target: Any) -> str:
@@ -68,8 +63,15 @@ def replay(
             record = read_record(record)
         except RecordError as exc:
             raise FlowsUsageError(str(exc)) from None
+    part = recorder_part(record.framework)
+    if part is None:
+        raise FlowsUsageError(
+            f"{record.path.name}: no adapter with a recorder part is registered for the "
+            f"framework {record.framework!r}; register it (pytest_flows.register_adapter) "
+            "with AdapterSpec(..., recorder=RecorderPart(...))."
+        )
     if target is None:
-        if record.framework == "agent_framework":
+        if part.target == "factory":
             factory = record.header.get("factory")
             example = f"{factory!r}" if factory else "build_workflow()"
             says = (
@@ -86,7 +88,7 @@ def replay(
             "is data, it never decides what gets imported."
         )
     target = _resolve(target, record)
-    if record.framework == "agent_framework" and inspect.isfunction(target):
+    if part.target == "factory" and inspect.isfunction(target):
         # A factory (the record's ``factory``, or the test's): the workflow it builds.
         target = target()
     if record.target and _target_path(target) != record.target:
@@ -99,10 +101,8 @@ def replay(
             f"{record.path.name} is truncated (the run was larger than the recorder's "
             "max_bytes): it cannot be replayed in full. Record with a larger max_bytes."
         )
-    shadow_module = _SHADOWS.get(record.framework)
-    if shadow_module is None:
-        raise FlowsUsageError(f"{record.path.name}: unknown framework {record.framework!r}")
-    shadow = importlib.import_module(shadow_module)
+    # The recorder part that can record a replay in memory (``shadow(run)``).
+    shadow = importlib.import_module(part.module)
     session.ensure(record.framework)
     fake = bound_or_new(session, "llm", LLMScript)
     attempts = Attempts(session, record, target, fake, shadow)

@@ -84,11 +84,8 @@ def load(path: Path) -> dict[str, Any]:
     return document
 
 
-#: what golden replay reads of every run, per framework (the rest is optional)
-_RUN_KEYS = {
-    "crewai": {"flow": str, "trace": list, "output": str, "saves": list},
-    "agent_framework": {"flow": str, "trace": list, "output": str, "checkpoints": list},
-}
+#: what golden replay reads of every run (a framework's golden part adds its own keys)
+_RUN_KEYS = {"flow": str, "trace": list, "output": str}
 _RECORD_KEYS = {
     "saves": ("state_id", "index", "method", "raw"),
     "checkpoints": ("id", "raw"),
@@ -98,6 +95,9 @@ _RECORD_KEYS = {
 def _shape_problem(document: dict[str, Any]) -> str | None:
     """What is missing or mistyped in a golden document, or None: checked before replay
     reads it, so a damaged file is named instead of failing with a bare KeyError."""
+    from pytest_flows._internal.adapters import adapter_specs
+    from pytest_flows._internal.golden.adapters import run_keys
+
     runs = document.get("runs")
     if not isinstance(runs, list):
         return "it has no 'runs' list"
@@ -105,10 +105,10 @@ def _shape_problem(document: dict[str, Any]) -> str | None:
         if not isinstance(run, dict):
             return f"run {n} is not an object"
         framework = run.get("framework")
-        if framework not in _RUN_KEYS:
-            known = ", ".join(sorted(_RUN_KEYS))
-            return f"run {n} names the framework {framework!r} (known: {known})"
-        for key, kind in _RUN_KEYS[framework].items():
+        known = [spec.framework for spec in adapter_specs()]
+        if framework not in known:
+            return f"run {n} names the framework {framework!r} (known: {', '.join(sorted(known))})"
+        for key, kind in (run_keys(framework) or _RUN_KEYS).items():
             if not isinstance(run.get(key), kind):
                 return f"run {n} has no {kind.__name__} {key!r}"
         for key, needed in _RECORD_KEYS.items():

@@ -82,13 +82,16 @@ def assert_resumes_old_states(
             f"assert_resumes_old_states(..., old): old is the old state model (a pydantic "
             f"class), a golden file's path, or a list of stored state dicts; got {old!r}."
         )
-    ops = flow_store.backend_for(flow).operations(flows)
+    backend = flow_store.backend_for(flow)
+    ops = backend.operations(flows)
     counter = iter(range(1, 1_000_000))
 
     def resume(state: dict[str, Any]) -> None:
         state_id = f"old-state-{next(counter)}"
         stored = {**state, "id": state_id}
-        flow_store.append_save(state_id, "<old model>", json.dumps(stored), framework="crewai")
+        flow_store.append_save(
+            state_id, "<old model>", json.dumps(stored), framework=backend.framework
+        )
         outcome = ops.resume(flow, None, state_id)
         restored = any(e.kind == "state.restored" for e in outcome.trace)
         if outcome.error is not None or not restored:

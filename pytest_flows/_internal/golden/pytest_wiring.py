@@ -66,8 +66,8 @@ class _GoldenHooks:
             recorder.uninstall()
         if recorder.unsupported:
             pytest.fail(
-                f"{item.nodeid}: golden replay supports CrewAI flows and Agent Framework "
-                f"workflows, not {recorder.unsupported[0]} runs.",
+                f"{item.nodeid}: golden replay supports the flows of adapters that have a "
+                f"golden part (AdapterBase.golden()), not {recorder.unsupported[0]} runs.",
                 pytrace=False,
             )
         path = files.golden_path(item)
