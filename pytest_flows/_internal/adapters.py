@@ -163,7 +163,7 @@ Adapter = AdapterBase
 
 def declared_seams(package: str | None) -> Sequence[object]:
     """The seams an adapter package declares in its ``seams`` (or private ``_seams``)
-    module (``SEAMS``), if any.
+    module (``SEAMS``, then its recorder part's ``RECORDER_SEAMS``), if any.
 
     The seam registry (:mod:`pytest_flows._internal.seams`) is per adapter package; an
     adapter that has no such module declares none.
@@ -175,7 +175,8 @@ def declared_seams(package: str | None) -> Sequence[object]:
             if exc.name != name:
                 raise
             continue
-        return tuple(getattr(module, "SEAMS", ()))
+        # The harness's seams, then its flight recorder part's (a registry of their own).
+        return (*getattr(module, "SEAMS", ()), *getattr(module, "RECORDER_SEAMS", ()))
     return ()
 
 

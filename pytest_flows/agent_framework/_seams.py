@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
 
-__all__ = ["SEAMS", "check_patch_points"]
+__all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
 
 _WF = "agent_framework._workflows"
 _EDGE = f"{_WF}._edge_runner"
@@ -256,15 +256,67 @@ CHAT_AND_TOOLS = (
 
 SEAMS = Registry("agent_framework", __name__, *WORKFLOWS, *CHECKPOINTS, *CHAT_AND_TOOLS)
 
+# -- the flight recorder (pytest_flows/recorder/_agent_framework.py) ---------------------
+# Its own registry: the recorder patches in production, through capture.Patches (it
+# imports no harness), some of the targets the harness patches too.
+_REC = "the flight recorder"
+RECORDER = (
+    Seam(
+        "agent_framework:Workflow._run_core",
+        "patch",
+        f"{_REC} records a run: its start, events, checkpoints and end",
+        params=("self", "message"),
+    ),
+    Seam(
+        "agent_framework:Executor.execute",
+        "patch",
+        f"{_REC} attributes each model request to the executor running it",
+    ),
+    Seam(
+        "agent_framework:BaseChatClient.get_response",
+        "patch",
+        f"{_REC} records each model request and response (streamed or not)",
+        params=("self", "messages"),
+    ),
+    Seam(
+        "agent_framework:FunctionInvocationLayer.get_response",
+        "patch",
+        f"{_REC} adds its function middleware to the tool loop (tool calls, results)",
+    ),
+    Seam(
+        "agent_framework:WorkflowBuilder.build",
+        "patch",
+        f"{_REC} notes the module-level function that built a workflow (its factory)",
+    ),
+    Seam(
+        "agent_framework:Workflow.__init__",
+        "read",
+        f"{_REC} finds the builder's checkpoint storage on the runner context",
+        source=("self._runner_context",),
+    ),
+    Seam(
+        f"{_CONTEXT}.__init__",
+        "read",
+        f"{_REC} wraps the runner context's checkpoint storage to record the saves",
+        source=("self._checkpoint_storage",),
+    ),
+)
+RECORDER_SEAMS = Registry("agent_framework", __name__, *RECORDER)
+
 
 def check_patch_points() -> None:
     """Raise :class:`~pytest_flows._internal.seams.SeamsMoved` naming every seam that moved.
 
-    Covers every declaration above and the stdlib's seams, so one call vets
-    every patch an Agent Framework test gets.
+    Covers every declaration above (the flight recorder's too) and the stdlib's
+    seams, so one call vets every patch an Agent Framework test or recording gets.
     """
     from pytest_flows._internal.stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("agent_framework")
-    check(SEAMS, owner="agent_framework", installed=installed, supported=supported)
+    check(
+        (*SEAMS, *RECORDER_SEAMS),
+        owner="agent_framework",
+        installed=installed,
+        supported=supported,
+    )
     check_stdlib_seams()

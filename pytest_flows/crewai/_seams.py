@@ -17,7 +17,7 @@ from typing import Any
 from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
 from pytest_flows.crewai import _compat as compat
 
-__all__ = ["SEAMS", "check_patch_points"]
+__all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
 
 _FLOW = "crewai.flow.runtime:Flow"
 _BUS = "crewai.events.event_bus:CrewAIEventsBus"
@@ -528,15 +528,56 @@ CREWS = (
 
 SEAMS = Registry("crewai", __name__, *RUNTIME, *LLM, *HUMAN, *STORE, *CREWS)
 
+# -- the flight recorder (pytest_flows/recorder/_crewai.py) ------------------------------
+# Its own registry: the recorder patches in production, through capture.Patches (it
+# imports no harness), some of the targets the harness patches too.
+_REC = "the flight recorder"
+RECORDER = (
+    Seam(
+        "crewai.flow.runtime:Flow.kickoff_async",
+        "patch",
+        f"{_REC} records a sampled run: its events (a stream sink), outcome and end",
+        params=("self", "inputs"),
+    ),
+    Seam(
+        "crewai.flow.runtime:Flow.kickoff",
+        "patch",
+        f"{_REC} writes a synchronous run's record after kickoff returns",
+    ),
+    Seam(
+        "crewai.flow.runtime:Flow.stream_events",
+        "patch",
+        f"{_REC} marks a streamed run (its consumer got the events as frames)",
+    ),
+    Seam(
+        "crewai.flow.runtime:Flow.astream",
+        "patch",
+        f"{_REC} marks a streamed run (its consumer got the events as frames)",
+    ),
+    Seam(
+        "crewai.flow.persistence.decorators:PersistenceDecorator.persist_state",
+        "patch",
+        f"{_REC} records each @persist save (crewAI emits no event for it)",
+        params=("cls", "flow_instance", "method_name", "persistence_instance"),
+    ),
+    Seam(
+        "crewai.llms.base_llm:BaseLLM._handle_tool_execution",
+        "patch",
+        f"{_REC} records (and a replay answers) the functions an LLM call runs itself",
+        params=("self", "function_name", "function_args", "available_functions"),
+    ),
+)
+RECORDER_SEAMS = Registry("crewai", __name__, *RECORDER)
+
 
 def check_patch_points() -> None:
     """Raise :class:`~pytest_flows._internal.seams.SeamsMoved` naming every crewai seam that moved.
 
-    Covers every declaration above and the stdlib's seams, so one call vets every
-    patch a crewai test gets.
+    Covers every declaration above (the flight recorder's too) and the stdlib's seams,
+    so one call vets every patch a crewai test or recording gets.
     """
     from pytest_flows._internal.stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("crewai")
-    check(SEAMS, owner="crewai", installed=installed, supported=supported)
+    check((*SEAMS, *RECORDER_SEAMS), owner="crewai", installed=installed, supported=supported)
     check_stdlib_seams()

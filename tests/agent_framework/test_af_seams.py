@@ -10,7 +10,7 @@ from agent_framework._workflows import _edge_runner, _runner_context
 from pytest_flows._internal.adapters import ADAPTERS
 from pytest_flows._internal.seams import SeamsMoved, problems
 from pytest_flows.agent_framework import check_patch_points
-from pytest_flows.agent_framework._seams import SEAMS
+from pytest_flows.agent_framework._seams import RECORDER_SEAMS, SEAMS
 
 SUPPORTED = next(s for s in ADAPTERS if s.framework == "agent_framework").supported
 
@@ -73,4 +73,4 @@ def test_no_module_of_the_adapter_patches_agent_framework_by_hand() -> None:
 def test_the_adapter_hands_its_declared_seams_to_the_contract() -> None:
     from pytest_flows.agent_framework._adapter import ADAPTER
 
-    assert list(ADAPTER.seams()) == list(SEAMS)
+    assert list(ADAPTER.seams()) == [*SEAMS, *RECORDER_SEAMS]

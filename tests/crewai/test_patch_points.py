@@ -78,4 +78,4 @@ def test_no_module_of_the_adapter_patches_crewai_by_hand() -> None:
 def test_the_adapter_hands_its_declared_seams_to_the_contract() -> None:
     from pytest_flows.crewai._adapter import ADAPTER
 
-    assert list(ADAPTER.seams()) == list(seams.SEAMS)
+    assert list(ADAPTER.seams()) == [*seams.SEAMS, *seams.RECORDER_SEAMS]
