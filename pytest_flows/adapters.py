@@ -17,6 +17,7 @@ from pytest_flows._internal.adapters import (
     register_adapter,
 )
 from pytest_flows._internal.codec import FieldChange, differences
+from pytest_flows._internal.coverage import notes as _coverage_notes
 from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
 from pytest_flows._internal.crew_script import RUN_FOR_REAL, FakeCrews
 from pytest_flows._internal.errors import FlowsUsageError
@@ -91,6 +92,4 @@ def note_started(adapter: AdapterBase, name: str, flow: object) -> None:
     ``flow.started`` (or ``workflow.started``) trace event carries: call it right before
     emitting that event. The graph (``adapter.graph(flow)``) is built only while
     coverage collects; never raises."""
-    from pytest_flows._internal.coverage import notes
-
-    notes.note(adapter.name, name, lambda: adapter.graph(flow))
+    _coverage_notes.note(adapter.name, name, lambda: adapter.graph(flow))

@@ -211,3 +211,25 @@ def test_the_recorder_parts_seams_are_declared_and_resolve() -> None:
     assert {seam.target for seam in seams} == {
         f"toyflow:Flow.{name}" for name in ("kickoff", "llm", "ask", "tool")
     }
+
+
+def test_a_record_of_a_framework_without_an_adapter_says_how_to_register_one(
+    flows: Any, production: Path
+) -> None:
+    import dataclasses
+
+    from pytest_flows import FlowsUsageError
+
+    record = read_record(production)
+    record = dataclasses.replace(record, header={**record.header, "framework": "nowhere"})
+    with pytest.raises(FlowsUsageError, match=r"no adapter with a recorder part.*'nowhere'"):
+        flows.replay(record, toy_trips.Trip)
+    with pytest.raises(ValueError, match=r"unknown \['nowhere'\]; the frameworks are .*toyflow"):
+        record_flows(production.parent, frameworks=["nowhere"])
+
+
+def test_a_recorder_part_names_what_a_replay_is_given() -> None:
+    from pytest_flows.adapters import RecorderPart
+
+    with pytest.raises(ValueError, match="the flow 'class' or a 'factory'"):
+        RecorderPart(module="toyflow_recorder", target="instance")
