@@ -265,12 +265,13 @@ def framework_versions(framework: str) -> tuple[str, str]:
     """``(installed, supported)`` of an adapter's framework, for :func:`check`."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from pytest_flows._internal.adapters import ADAPTERS
+    from pytest_flows._internal.registry import spec_of
 
-    spec = next(s for s in ADAPTERS if s.framework == framework)
-    distribution = spec.supported.split(">")[0].split("<")[0].split("=")[0] or framework
+    spec = spec_of(framework)
+    supported = "" if spec is None else spec.supported
+    distribution = supported.split(">")[0].split("<")[0].split("=")[0] or framework
     try:
         installed = f"{distribution} {version(distribution)}"
     except PackageNotFoundError:
         installed = f"{distribution} (version unknown)"
-    return installed, spec.supported or "any version"
+    return installed, supported or "any version"

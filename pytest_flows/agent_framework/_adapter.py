@@ -20,8 +20,8 @@ from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRu
 
 from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.seams import replaced
+from pytest_flows.adapters import FlowRun
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import (
     CheckpointSaveError,
@@ -37,13 +37,9 @@ from pytest_flows.agent_framework._tracing import (
 )
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.coverage.model import FlowGraph
-    from pytest_flows._internal.golden.adapters import GoldenAdapter
     from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows._internal.llm_script import LLMScript
-    from pytest_flows._internal.session import FlowsSession
-    from pytest_flows._internal.store import FlowStore
-    from pytest_flows._internal.tool_script import FakeTools
+    from pytest_flows.adapters import FakeTools, FlowGraph, FlowsSession, FlowStore, GoldenAdapter
 
 __all__ = ["ADAPTER", "AgentFrameworkAdapter", "OutputRecord", "PendingRequest", "WorkflowRun"]
 

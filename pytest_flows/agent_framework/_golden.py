@@ -28,9 +28,9 @@ from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, Wo
 
 from pytest_flows._internal.adapters import bind_fake
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.human_script import ScriptedHuman
 from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import GoldenBreak
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 from pytest_flows.agent_framework._human import requests
@@ -38,8 +38,7 @@ from pytest_flows.agent_framework._pickle_types import pickled_type_keys
 
 if TYPE_CHECKING:
     from pytest_flows._internal.golden.replay import Scripted
-    from pytest_flows._internal.run import FlowRun
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowRun, FlowsSession
 
 __all__ = ["ADAPTER", "AgentFrameworkGolden", "graph_lines"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_flows._internal.coverage import notes
-from pytest_flows._internal.coverage.model import FlowGraph, Item, Link, Node
+from pytest_flows.adapters import FlowGraph, Item, Link, Node
 from pytest_flows.agent_framework._llm import current_workflow
 
 __all__ = ["note_started", "workflow_graph"]

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.property_runs import Outcome
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
+from pytest_flows.adapters import Outcome
 from pytest_flows.agent_framework._checkpoints import (
     CheckpointRules,
     FlowsCheckpointStorage,
@@ -17,7 +17,7 @@ from pytest_flows.agent_framework._checkpoints import (
 )
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = ["AgentFrameworkOperations", "AgentFrameworkStoreBackend", "checkpoint_storage"]
 
@@ -47,7 +47,7 @@ class AgentFrameworkStoreBackend:
     def accepts(self, target: object) -> bool:
         from agent_framework import Workflow, WorkflowCheckpoint
 
-        from pytest_flows._internal.run import FlowRun
+        from pytest_flows.adapters import FlowRun
 
         if isinstance(target, FlowRun):
             return isinstance(target.flow, Workflow)

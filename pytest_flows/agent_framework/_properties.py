@@ -29,7 +29,7 @@ from pytest_flows.agent_framework._adapter import WorkflowRun
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = [
     "RestoreCheck",

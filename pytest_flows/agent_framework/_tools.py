@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_framework import FunctionTool
 
-from pytest_flows._internal.tool_script import FakeTools
+from pytest_flows.adapters import FakeTools
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._seams import SEAMS
 

@@ -12,7 +12,7 @@ from crewai.flow.flow import Flow
 
 from pytest_flows._internal.adapters import AdapterBase, Binding, declared_seams
 from pytest_flows._internal.errors import FlowsUsageError, NoMethodRanWarning
-from pytest_flows._internal.run import FlowRun
+from pytest_flows.adapters import FlowRun
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _patches as patches
@@ -28,14 +28,10 @@ from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.coverage.model import FlowGraph
     from pytest_flows._internal.crew_script import FakeCrews
-    from pytest_flows._internal.golden.adapters import GoldenAdapter
     from pytest_flows._internal.human_script import ScriptedHuman
     from pytest_flows._internal.llm_script import LLMScript
-    from pytest_flows._internal.session import FlowsSession
-    from pytest_flows._internal.store import FlowStore
-    from pytest_flows._internal.tool_script import FakeTools
+    from pytest_flows.adapters import FakeTools, FlowGraph, FlowsSession, FlowStore, GoldenAdapter
 
 __all__ = ["ADAPTER", "CrewAIAdapter"]
 

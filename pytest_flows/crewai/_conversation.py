@@ -55,7 +55,7 @@ except ImportError as missing:  # crewai 1.14.x: conversational flows are experi
 from pytest_flows._internal.script import code, short
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = ["ChatSession", "Conversation", "Frame", "Transcript", "Turn"]
 

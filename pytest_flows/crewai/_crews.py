@@ -43,7 +43,7 @@ from pytest_flows.crewai._crew_outputs import (
 from pytest_flows.crewai._seams import SEAMS
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = [  # the scripting side is the core's (crew_script); importable from here too
     "RUN_FOR_REAL",

@@ -24,16 +24,15 @@ import pytest
 from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.golden.replay import Scripted, jsonable, owned_class
 from pytest_flows._internal.human_script import ScriptedHuman
-from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import (
     PendingFeedback,
     StoreCorruptedError,
     decode_stored,
 )
 from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import FlowStore, GoldenBreak
 from pytest_flows.crewai import _crews as crewai_crews
 from pytest_flows.crewai import _graph as crewai_graph
 from pytest_flows.crewai import _human as crewai_human
@@ -42,8 +41,7 @@ from pytest_flows.crewai import _persistence as persistence
 from pytest_flows.crewai._patches import render_condition
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.run import FlowRun
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowRun, FlowsSession
 
 __all__ = ["ADAPTER", "CrewAIGolden", "state_model_problems", "topology_of"]
 

@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from pytest_flows._internal.coverage import notes
-from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
+from pytest_flows.adapters import Branch, FlowGraph, Item, Link, Node
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._patches import condition_leaves, render_condition
 

@@ -40,14 +40,14 @@ from pytest_flows._internal.human_script import (
     ScriptedHuman,
     entry_label,
 )
-from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import ScriptReplyError, short
+from pytest_flows.adapters import FlowRun
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _human_patches as patches
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = ["ask", "feedback", "install", "resume"]
 

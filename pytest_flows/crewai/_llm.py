@@ -44,7 +44,7 @@ from pytest_flows.crewai._compat import (
 from pytest_flows.crewai._llm_routing import route_constructor, route_existing
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = ["FakeLLM", "install"]
 

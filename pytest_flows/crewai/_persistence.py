@@ -33,20 +33,20 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pytest_flows._internal.codec import FieldChange, differences, find_unserializable
 from pytest_flows._internal.loop import Scheduler, active_scheduler
-from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import (
     PendingFeedback,
     StateCodecError,
     StateSave,
     StoreCorruptedError,
 )
+from pytest_flows.adapters import FlowStore
 from pytest_flows.crewai import _store_patches as patches
 from pytest_flows.crewai._compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
 
 if TYPE_CHECKING:
     from crewai.flow.async_feedback.types import PendingFeedbackContext
 
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = [
     "CrewAIStoreBackend",
@@ -369,7 +369,7 @@ class CrewAIStoreBackend:
     def accepts(self, target: object) -> bool:
         from crewai.flow.flow import Flow
 
-        from pytest_flows._internal.run import FlowRun
+        from pytest_flows.adapters import FlowRun
 
         if isinstance(target, FlowRun):
             return isinstance(target.flow, Flow)

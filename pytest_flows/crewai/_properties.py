@@ -18,11 +18,8 @@ from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.session import FlowsSession
-from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
-from pytest_flows._internal.strategies import Outcome
+from pytest_flows.adapters import FlowRun, FlowsSession, FlowStore, Outcome
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai._persistence import state_id_of

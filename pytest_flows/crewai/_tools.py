@@ -21,13 +21,13 @@ from crewai.events.types.agent_events import (
 )
 from crewai.tools.base_tool import BaseTool
 
-from pytest_flows._internal.tool_script import FakeTools
+from pytest_flows.adapters import FakeTools
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.session import FlowsSession
+    from pytest_flows.adapters import FlowsSession
 
 __all__ = ["FakeTools", "install"]
 
