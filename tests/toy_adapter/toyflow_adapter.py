@@ -321,6 +321,8 @@ class ToyGolden:
 
     framework = "toyflow"
     run_keys: ClassVar[Mapping[str, type]] = {"steps": list}
+    #: toyflow's fields with a secret-looking name that hold no credential: none
+    framework_fields: Mapping[str, str] = {}
 
     def accepts(self, run: FlowRun) -> bool:
         return _is_toy(run.flow)
