@@ -101,5 +101,5 @@ def test_a_real_change_of_each_flow_still_breaks_its_old_golden(project: Path) -
     assert "[behaviour]" in out
     assert "-method finished price output=1200" in out
     assert "+method finished price output=2400" in out
-    assert "Book a trip to Oslo." in out
+    assert "Please book a trip to Oslo." in out
     assert "domain allowed" in out
