@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ _MODULES = {
 
 class GoldenAdapter(Protocol):
     framework: str
+    #: fields the framework owns whose names look secret but hold no credential
+    #: (name -> why); the golden writer does not refuse them by name
+    framework_fields: Mapping[str, str]
 
     def accepts(self, run: FlowRun) -> bool:
         """Whether ``run`` ran one of this framework's flows/workflows."""
