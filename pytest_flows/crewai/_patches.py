@@ -23,6 +23,7 @@ from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.foreign_work import foreign_work
+from pytest_flows._internal.outside_state import overlapping, shared_outside
 from pytest_flows._internal.participants import (
     LAST_WRITE,
     RESULT_WANTED_BY,
@@ -41,6 +42,7 @@ __all__ = [
     "check_patch_points",
     "condition_leaves",
     "inline_event_bus",
+    "note_shared_outside",
     "ordered_races",
     "record_method_outputs",
     "recorded_triggers",
@@ -309,6 +311,25 @@ def _text(value: Any) -> str:
         return repr(value)[:200]
     except Exception:  # a repr that fails: tell values apart by identity
         return f"<{type(value).__qualname__} {id(value):x}>"
+
+
+#: The packages whose classes a flow inherits the framework's own code from.
+_FRAMEWORK = ("crewai", "pydantic", "builtins", "typing", "abc")
+
+
+def note_shared_outside(flow: Any, trace: Callable[[], Any]) -> None:
+    """While a schedule is followed: say what methods that ran at the same time in this
+    run (``trace()``: its events) share outside the state, which the search does not
+    record (see outside_state.py)."""
+    if not recording():
+        return
+    events = [
+        (e.kind.removeprefix("method."), e.name or "")
+        for e in trace()
+        if e.kind.startswith("method.")
+    ]
+    for caveat in shared_outside(type(flow), _FRAMEWORK, overlapping(events)):
+        note_caveat(caveat)
 
 
 def record_method_outputs(flow: Any) -> None:
