@@ -372,20 +372,41 @@ def recorded_triggers() -> Iterator[None]:
     """
 
     def triggered(self: Any, trigger_method: Any, router_only: bool) -> Any:
-        if recording():
-            trigger = str(trigger_method)
-            for name, definition, condition in self._listener_methods():
-                if definition.router != router_only or isinstance(condition, str):
-                    # not looked at in this call (crewai's own filter); or one source:
-                    # fired by it alone, in whatever order
-                    continue
-                leaves = condition_leaves(condition)
-                if not leaves or trigger in leaves:  # not leaves: a shape not known
-                    record_access(f"fires:{name}", write=True)
-        return _original_triggered(self, trigger_method, router_only)
+        if not recording():
+            return _original_triggered(self, trigger_method, router_only)
+        trigger = str(trigger_method)
+        joins: list[str] = []
+        for name, definition, condition in self._listener_methods():
+            if definition.router != router_only or isinstance(condition, str):
+                # not looked at in this call (crewai's own filter); or one source:
+                # fired by it alone, in whatever order
+                continue
+            leaves = condition_leaves(condition)
+            if _plain_and(condition) and trigger in leaves:
+                joins.append(str(name))
+            elif not leaves or trigger in leaves:  # not leaves: a shape not known
+                record_access(f"fires:{name}", write=True)
+        fired = _original_triggered(self, trigger_method, router_only)
+        names = {str(n) for n in fired or ()}
+        for name in joins:
+            # An and_ of methods fires once all have ended: the sources' looks commute
+            # (each adds its own end), the one that fires it reads them all. Which one
+            # that is still matters (the listener's task is queued where it fires).
+            record_access(f"fires:{name}.{trigger}", write=True)
+            if name in names:
+                record_access(f"fires:{name}", write=False)
+        return fired
 
     with _TRIGGERED.replace(triggered):
         yield
+
+
+def _plain_and(condition: Any) -> bool:
+    """An ``and_`` of method names alone (no nested ``or_``, no router labels' repeats)."""
+    if not isinstance(condition, dict) or len(condition) != 1:
+        return False
+    ((op, leaves),) = condition.items()
+    return op == "and" and all(isinstance(leaf, str) for leaf in leaves)
 
 
 def render_condition(condition: Any) -> str:
