@@ -155,15 +155,19 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
         )
 
 
-def track_container(key: str, value: Any, snapshot: Callable[[Any], Any], where: str = "") -> None:
+def track_container(key: str, value: Any, snapshot: Callable[[Any], Any], where: str = "") -> bool:
     """Tell the schedule being explored that the running thread read ``key``, a container
     it may mutate later (through an alias, after a sleep): a change of ``snapshot(value)``
-    is recorded as a write when it happens (see schedule_aliases.py)."""
+    is recorded as a write when it happens (see schedule_aliases.py). False where that
+    cannot be told (an event loop's thread runs many tasks without giving up its turn,
+    so a change could not be placed among theirs): the caller counts the read as a write."""
     me = current()
-    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
-        me.sched.chooser.track(
-            me.seq, key, value, snapshot, where=where, task=running_task(me), loop=me.is_loop
-        )
+    if me is None or me.sched.chooser is None or me.sched.aborted:
+        return True  # nothing is recorded
+    if me.is_loop:
+        return False
+    me.sched.chooser.track(me.seq, key, value, snapshot, where=where)
+    return True
 
 
 def note_clock_read(deadline: float | None = None) -> None:

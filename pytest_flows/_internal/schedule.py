@@ -318,6 +318,7 @@ class Chooser:
 
     def job_started(self, thread: int) -> None:
         """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
+        self.settle()  # what its last job did to containers it holds was that job's
         self._jobs[thread] = self._jobs.get(thread, 0) + 1
         if self.sleep is not None:
             self.sleep.job_taken()

@@ -142,12 +142,10 @@ class StateView:
         path = f"{self._flows_path}.{key}" if key else self._flows_path
         if not write and _mutable(value) and not _nested(value):
             # The caller may keep the list or set and mutate it later (after a sleep):
-            # one of scalars is watched, its change a write when it happens; any other
-            # may change inside an element, so reading it counts as writing it.
-            if _flat(value):
-                track_container(path, value, _snapshot, where)
-            else:
-                write = True
+            # one of scalars read on a pool thread is watched, its change a write when
+            # it happens; any other may change inside an element (or, on the event
+            # loop, among other tasks' steps), so reading it counts as writing it.
+            write = not (_flat(value) and track_container(path, value, _snapshot, where))
         record_access(path, write=write, where=where)
 
     def _wrap(self, key: str, value: Any) -> Any:

@@ -4,9 +4,10 @@ global, and a router that loops back to a listener."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
-from crewai.flow.flow import Flow, listen, router, start
+from crewai.flow.flow import Flow, and_, listen, or_, router, start
 from pydantic import BaseModel, Field
 
 
@@ -135,3 +136,53 @@ class AttributeLog(Flow):
     @listen(begin)
     def b(self) -> None:
         self.calls.append("b")
+
+
+class XYLog(BaseModel):
+    x: int = 0
+    y: int = 0
+    log: list[str] = Field(default_factory=list)
+
+
+class LoopAppends(Flow[XYLog]):
+    """The long random check's (issue 42): two async listeners append to one list on the
+    event loop, which runs their tasks without giving up its turn. Watching the list
+    there placed ``m2``'s append after ``m3``'s and lost ``["s0", "m2", "m3"]`` (seed 3
+    under the random-flow check's test id): on the loop a list read counts as a write."""
+
+    @start()
+    async def s0(self) -> str:
+        await asyncio.sleep(0.04)
+        self.state.log.append("s0")
+        self.state.x = 1
+        return "s0"
+
+    @start()
+    async def s1(self) -> str:
+        await asyncio.sleep(0.04)
+        _ = self.state.y
+        return "s1"
+
+    @listen(or_(s1, s0))
+    async def m0(self) -> str:
+        self.state.x = self.state.x + 1
+        if self.state.y == 0:
+            self.state.y = 5
+        return "m0"
+
+    @listen(s1)
+    async def m1(self) -> str:
+        return "m1"
+
+    @listen(and_(s0, m1))
+    async def m2(self) -> str:
+        self.state.log.append("m2")
+        return "m2"
+
+    @listen(s0)
+    async def m3(self) -> str:
+        if self.state.y == 0:
+            self.state.y = 8
+        self.state.log.append("m3")
+        self.state.y = 6
+        return "m3"

@@ -7,7 +7,15 @@ the seeds reach (or, where it cannot record the access, say so)."""
 
 from __future__ import annotations
 
-from access_flows import LOG, AliasAppend, AttributeLog, GlobalLog, NestedCopy, RouterLoop
+from access_flows import (
+    LOG,
+    AliasAppend,
+    AttributeLog,
+    GlobalLog,
+    LoopAppends,
+    NestedCopy,
+    RouterLoop,
+)
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration import outcome_key
@@ -77,3 +85,15 @@ def test_a_global_only_one_method_at_a_time_touches_is_no_caveat() -> None:
     assert found.complete and not found.caveat
     assert found.conflicts == []
     assert [o.state.n for o in found] == [3]
+
+
+def test_appends_of_tasks_on_the_loop_keep_their_order() -> None:
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, LoopAppends, max_schedules=200)
+    reached = set()
+    for seed in (0, 3):
+        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
+            reached.add(outcome_key(seeded.run(LoopAppends)))
+    assert found.complete, found.caveat
+    assert sorted(o.state.log for o in found) == [["s0", "m2", "m3"], ["s0", "m3", "m2"]]
+    assert reached == set(found.texts)
