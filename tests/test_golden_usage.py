@@ -57,7 +57,13 @@ def test_a_damaged_golden_file_says_how_to_re_record(pytester: pytest.Pytester) 
 
     golden.write_text(json.dumps({"format": 99}), encoding="utf-8")
     result = pytester.runpytest_inprocess("-p", "no:randomly")
-    result.stdout.fnmatch_lines(["*is not a pytest-flows golden of format 1*"])
+    result.stdout.fnmatch_lines(["*has format 99, written by a newer pytest-flows*upgrade*"])
+
+    golden.write_text(json.dumps({"format": "x"}), encoding="utf-8")
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    result.stdout.fnmatch_lines(
+        ["*is not a pytest-flows golden (formats 1: pytest-flows 0.1.0, 2: *--flows-golden-update*"]
+    )
 
 
 def test_a_failing_test_reports_its_own_failure_not_the_golden(pytester: pytest.Pytester) -> None:

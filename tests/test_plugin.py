@@ -52,6 +52,31 @@ def test_a_run_without_flow_fixtures_pays_no_framework_import(pytester: pytest.P
     result.assert_outcomes(passed=1)
 
 
+def test_a_plain_run_loads_no_snapshot_scrubber_network_or_marker_machinery(
+    pytester: pytest.Pytester,
+) -> None:
+    # Start-up cost (tests/benchmarks/bench_startup.py): each of these loaded at every
+    # pytest start-up once, for a run that snapshots, records and guards nothing.
+    pytester.makepyfile(
+        """
+        import sys
+        DEFERRED = (
+            "pytest_flows._internal.syrupy_extension",  # syrupy's amber classes
+            "pytest_flows._internal.recording.scrub",
+            "pytest_flows._internal.recording.cassette",
+            "pytest_flows._internal.network",
+            "pytest_flows._internal.markers",
+            "pytest_flows._internal.file_names",
+        )
+        def test_plain():
+            assert "pytest_flows._internal.plugin" in sys.modules
+            assert [name for name in DEFERRED if name in sys.modules] == []
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize("value", ["abc", "-3", "1.5"])
 def test_bad_seed_option_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
     pytester.makepyfile("def test_x(): pass")

@@ -30,8 +30,6 @@ def ini_bool(config: pytest.Config, name: str) -> bool:
 
 def check_ini(config: pytest.Config) -> None:
     """Refuse a bad value of any of the plugin's ini options, naming it."""
-    from pytest_flows._internal.errors import FlowsUsageError
-    from pytest_flows._internal.network import check_allow_hosts
     from pytest_flows._internal.recording.cassette_file import RECORD_MODES
 
     for name in BOOLEAN_INIS:
@@ -42,8 +40,14 @@ def check_ini(config: pytest.Config) -> None:
             f"ini option flows_record_mode = {mode!r} is not a record mode; use one of "
             f"{', '.join(RECORD_MODES)}."
         )
+    hosts = config.getini("flows_allow_hosts")
+    if not hosts:
+        return  # the network guard's module loads with the first flows test, not here
+    from pytest_flows._internal.errors import FlowsUsageError
+    from pytest_flows._internal.network import check_allow_hosts
+
     try:
-        check_allow_hosts(config.getini("flows_allow_hosts"), "ini option flows_allow_hosts")
+        check_allow_hosts(hosts, "ini option flows_allow_hosts")
     except FlowsUsageError as exc:
         # the ini spelling of the fix: host names alone, one a line
         fix = re.sub(r"allow_hosts=\[([^\]]*)\]", r"flows_allow_hosts = \1", str(exc))

@@ -38,6 +38,7 @@ from pytest_flows._internal.participants import (
     FlowsAborted,
     Participant,
     current,
+    internal_lock,
     note_clock_read,
     real_monotonic,
     record_access,
@@ -77,7 +78,11 @@ class VirtualClock:
     def __init__(self, start: float = 0.0) -> None:
         self._ns = _ns_at(float(start))
         self._now = self._ns / 1e9
-        self._lock = threading.Lock()
+        # The harness's own lock, real even when a session is made while another's
+        # scheduler runs (a FlowsSession opened inside a flows test): a scheduled lock
+        # would make each clock move a switch point of that session only, and the same
+        # schedule would take other turns there.
+        self._lock = internal_lock()
         #: The frozen wall clock's epoch in nanoseconds (set while a test freezes it):
         #: a span must not look shorter on ``time.time()`` either.
         self.wall_epoch_ns: int | None = None
@@ -170,7 +175,7 @@ class Scheduler:
         # A str seed goes through sha512, so the stream is the same under any
         # PYTHONHASHSEED and on any machine.
         self._rng = random.Random(f"pytest-flows:{self.seed}:{self.stream}")
-        self._lock = threading.Lock()
+        self._lock = internal_lock()  # real, made anywhere (see VirtualClock)
         #: Serializes the threads of this test's runs (see :mod:`pytest_flows._internal.threads`).
         self.threads = ThreadScheduler(self.clock, self.seed, self.stream)
 

@@ -15,7 +15,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_flows._internal.loop import VirtualClock
@@ -36,6 +36,7 @@ __all__ = [
     "running_task",
     "sleep_on",
     "switch_point",
+    "track_container",
 ]
 
 # Real primitives, captured before any patch: the scheduler's own machinery
@@ -152,6 +153,21 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
             task=running_task(me),
             loop=me.is_loop,
         )
+
+
+def track_container(key: str, value: Any, snapshot: Callable[[Any], Any], where: str = "") -> bool:
+    """Tell the schedule being explored that the running thread read ``key``, a container
+    it may mutate later (through an alias, after a sleep): a change of ``snapshot(value)``
+    is recorded as a write when it happens (see schedule_aliases.py). False where that
+    cannot be told (an event loop's thread runs many tasks without giving up its turn,
+    so a change could not be placed among theirs): the caller counts the read as a write."""
+    me = current()
+    if me is None or me.sched.chooser is None or me.sched.aborted:
+        return True  # nothing is recorded
+    if me.is_loop:
+        return False
+    me.sched.chooser.track(me.seq, key, value, snapshot, where=where)
+    return True
 
 
 def note_clock_read(deadline: float | None = None) -> None:

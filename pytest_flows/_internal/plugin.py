@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 # Imported at every pytest start-up, flows test or not: only light wiring here. The
-# harness (loop, threads, isolation, pydantic) loads when a test first needs it.
+# harness (loop, threads, isolation, pydantic) loads when a test first needs it; the
+# snapshot extension (syrupy's classes), the scrubber, the network guard and marker
+# parsing load when a test uses them (tests/test_plugin.py lists what a plain run loads).
 from pytest_flows._internal import imports as _imports
 from pytest_flows._internal import lock_factory as _lock_factory
-from pytest_flows._internal import syrupy_extension
+from pytest_flows._internal import syrupy_wiring
 from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows._internal.coverage import pytest_wiring as flows_coverage
 from pytest_flows._internal.fakes import (  # noqa: F401
@@ -35,7 +37,6 @@ from pytest_flows._internal.fakes import (  # noqa: F401
 from pytest_flows._internal.flight import pytest_wiring as flows_replay
 from pytest_flows._internal.golden import pytest_wiring as flows_golden
 from pytest_flows._internal.ini_checks import ini_bool
-from pytest_flows._internal.markers import marker_settings
 from pytest_flows._internal.recording import pytest_wiring as recording
 from pytest_flows._internal.recording.pytest_wiring import llm_cassette  # noqa: F401
 from pytest_flows._internal.stash import CALL_RAISED_KEY, SESSION_KEY
@@ -137,7 +138,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="",
     )
     parser.addini("flows_allow_hosts", "extra hosts flows tests may connect to", type="linelist")
-    syrupy_extension.addoption(parser)
+    syrupy_wiring.addoption(parser)
     recording.addoption(parser)
     flows_coverage.addoption(parser)
     flows_golden.addoption(parser)
@@ -165,7 +166,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     check_ini(config)  # every ini option, once, with its name
     _install(config)
-    syrupy_extension.configure(config)
+    syrupy_wiring.configure(config)
     recording.configure(config)
     flows_coverage.configure(config)
     flows_golden.configure(config)
@@ -348,6 +349,8 @@ def _console_default(item: pytest.Item) -> bool:
 
 
 def _session_for(item: pytest.Item) -> FlowsSession:
+    from pytest_flows._internal.markers import marker_settings
+
     config = item.config
     settings = marker_settings(item, "flows", MARKER_KWARGS, booleans=("console",))
     seed = settings.get("seed", config.getoption("flows_seed"))
@@ -420,6 +423,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     session = item.stash.get(SESSION_KEY, None)
     if session is not None:
+        from pytest_flows._internal.markers import marker_settings
         from pytest_flows._internal.race_check import check
 
         # races="fail": a state race the runs showed fails the test (and, asked for by

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.schedule_aliases import Aliases
 from pytest_flows._internal.schedule_sleep import CLOCK, SleepSets
 
 __all__ = ["Choice", "Chooser", "Step", "decode", "encode"]
@@ -158,6 +159,9 @@ class Chooser:
         self.post_choices: set[int] = set()
         #: The choice points after which the running thread read the virtual clock.
         self.clock_choices: set[int] = set()
+        #: State containers threads hold on to: mutated later, they are written then.
+        self.aliases = Aliases()
+        self._holder: int | None = None  # the thread that got the baton last
 
     def task_id(self, task: Any) -> int:
         """The number of an asyncio task in this run (0 for None: no task)."""
@@ -226,8 +230,34 @@ class Chooser:
 
     def ran(self, thread: int) -> None:
         """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""
+        if thread != self._holder:
+            self.settle()
+            self._holder = thread
         if self.sleep is not None:
             self.sleep.ran(thread)
+
+    def track(
+        self,
+        thread: int,
+        key: str,
+        value: Any,
+        snapshot: Callable[[Any], Any],
+        *,
+        where: str = "",
+        task: Any = None,
+        loop: bool = False,
+    ) -> None:
+        """Thread ``thread`` read ``key``, a container it may mutate later: a change of
+        ``snapshot(value)`` is a write of ``key`` by the thread holding the baton then."""
+        self.aliases.track(thread, key, value, snapshot, where=where, task=task, loop=loop)
+
+    def settle(self) -> None:
+        """The thread holding the baton gives it up: the containers it holds that changed
+        meanwhile were written in its step."""
+        if self._holder is None:
+            return
+        for key, where, task, loop in self.aliases.changed(self._holder):
+            self.access(self._holder, key, write=True, where=where, task=task, loop=loop)
 
     def _step(self, thread: int, choice: int, task: int | None = None) -> Step:
         task = self._jobs.get(thread, 0) if task is None else task
@@ -288,6 +318,7 @@ class Chooser:
 
     def job_started(self, thread: int) -> None:
         """Pool thread ``thread`` starts its next piece of work (a new :attr:`Step.task`)."""
+        self.settle()  # what its last job did to containers it holds was that job's
         self._jobs[thread] = self._jobs.get(thread, 0) + 1
         if self.sleep is not None:
             self.sleep.job_taken()
@@ -301,6 +332,7 @@ class Chooser:
     def pick(self, kind: str, options: tuple[int, ...], woken: tuple[int, ...] = ()) -> int:
         """The index among ``options`` (seed-0 choice first) this schedule takes here
         (``woken``: the threads option 0, the clock, would wake)."""
+        self.settle()  # what the running thread did to containers it holds ends here
         at = len(self.choices)
         index = self.prefix[at] if at < len(self.prefix) else 0
         if self.wrap:

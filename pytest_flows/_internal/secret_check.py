@@ -3,10 +3,15 @@
 A golden file (and any other document the plugin writes) refuses to be written
 when it holds
 
-* a field whose name says it is a secret (``api_key``, ``password``...) with a
-  value, anywhere: inputs, stored states (JSON kept as text is decoded first),
-  trace lines (``inputs={'api_key': ...}``), tool arguments, pickled objects
-  (their field names, read from the pickle's opcodes without unpickling);
+* a field whose name says it is a secret (``api_key``, ``password``...) holding a
+  value that could be one - a non-empty string or bytes (or a list of them) -
+  anywhere: inputs, stored states (JSON kept as text is decoded first), trace
+  lines (``inputs={'api_key': ...}``), tool arguments, pickled objects (their
+  field names and values, read from the pickle's opcodes without unpickling).
+  ``None``, booleans, numbers and empty values are not secrets, whatever the
+  name; nor are the fields a framework owns that merely carry such a name
+  (each adapter lists them with the reason, ``FRAMEWORK_FIELDS`` of its
+  ``_golden`` module), passed here as ``owned``;
 * the value of a secret environment variable (or one the session started
   with) in any spelling the plugin produces: raw, ``repr``, JSON-escaped,
   percent- or form-encoded, or inside base64 (a pickled object).
@@ -23,25 +28,55 @@ import json
 import os
 import pickletools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pytest_flows._internal.secrets import (
     MIN_SECRET_LENGTH,
     is_secret_env_name,
     is_secret_field_name,
+    plain_name,
 )
 
-__all__ = ["SecretFound", "secret_env_values", "secret_fields", "secret_values_in", "secrets_of"]
+__all__ = [
+    "SecretFound",
+    "could_be_secret",
+    "secret_env_values",
+    "secret_fields",
+    "secret_values_in",
+    "secrets_of",
+]
 
 #: ``name=value`` / ``'name': value`` / ``"name": value`` as the trace renders fields;
-#: the value must be something (not None, empty or a placeholder).
+#: the value must be something that could be a secret (not None, a boolean, a number,
+#: empty or a placeholder).
 _NAMED = re.compile(
     r"""(?<![\w-])['"]?(?P<name>[A-Za-z_][\w-]*)['"]?\s*[:=]\s*"""
-    r"""(?!None\b|null\b|''|""|\)|,|}|<secret)(?P<value>\S)"""
+    r"""(?!(?:None|null|True|False|true|false|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.])"""
+    r"""|''|""|\)|,|}|<secret)(?P<value>\S)"""
 )
 _STRINGS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"}
-_EMPTY = (None, "", b"")
+_BYTES = {
+    "SHORT_BINBYTES",
+    "BINBYTES",
+    "BINBYTES8",
+    "BYTEARRAY8",
+    "BINSTRING",
+    "SHORT_BINSTRING",
+    "STRING",
+}
+_MEMO_PUT = {"MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"}
+_MEMO_GET = {"GET", "BINGET", "LONG_BINGET"}
+
+
+def could_be_secret(value: Any) -> bool:
+    """Whether ``value`` could be a credential: a non-empty string or bytes, or a list
+    of values that could be (a dict's own fields are judged by their own names)."""
+    if isinstance(value, str | bytes | bytearray):
+        return bool(value)
+    if isinstance(value, list | tuple):
+        return any(could_be_secret(item) for item in value)
+    return False
 
 
 class SecretFound(str):
@@ -72,20 +107,38 @@ def secret_values_in(text: str) -> list[str]:
     return sorted({name for name, value in secret_env_values() if Scrubber([value]).found_in(text)})
 
 
-def _secret_name(name: str) -> bool:
+def _secret_name(name: str, owned: frozenset[str] = frozenset()) -> bool:
     # in_response: ``key``/``token``/``sig`` alone are too common in rendered text
     # (log-probabilities, dict keys) to refuse on the name only
-    return is_secret_field_name(name, in_response=True)
+    return is_secret_field_name(name, in_response=True) and plain_name(name) not in owned
 
 
-def _pickled_fields(data: str) -> Iterator[str]:
-    """Secret-named strings a pickle holds (field names of pickled objects), read from
-    its opcodes: nothing is unpickled."""
+def _pickled_fields(data: str, owned: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Secret-named fields of pickled objects holding a non-empty string or bytes, read
+    from the pickle's opcodes: nothing is unpickled. A field's name is pushed right
+    before its value (an object's ``__dict__`` is a dict); a value fetched from the
+    memo counts as what was memoized."""
     try:
         raw = base64.b64decode(data.encode("ascii"), validate=True)
+        memo: dict[int, bool] = {}
+        text = False  # whether the last value pushed is a non-empty string or bytes
+        named: str | None = None  # a secret-named string, waiting for its value
         for opcode, arg, _ in pickletools.genops(raw):
-            if opcode.name in _STRINGS and isinstance(arg, str) and _secret_name(arg):
-                yield arg
+            if opcode.name in _MEMO_PUT:
+                memo[arg if isinstance(arg, int) else len(memo)] = text
+                continue
+            if opcode.name in _MEMO_GET:
+                # an index the walk did not see memoized: judge it a string
+                text = memo.get(arg, True) if isinstance(arg, int) else True
+            elif opcode.name in _STRINGS or opcode.name in _BYTES:
+                text = bool(arg)
+            else:
+                text = False
+            if named is not None and text:
+                yield named
+            named = None
+            if opcode.name in _STRINGS and isinstance(arg, str) and _secret_name(arg, owned):
+                named = arg
     except (ValueError, binascii.Error, UnicodeEncodeError):
         return
 
@@ -100,30 +153,41 @@ def _decoded_json(text: str) -> Any:
         return None
 
 
-def secret_fields(value: Any, path: str = "") -> list[str]:
-    """Paths of secret-named fields with a value anywhere in ``value`` (see module doc)."""
+def secret_fields(value: Any, path: str = "", owned: Iterable[str] = ()) -> list[str]:
+    """Paths of secret-named fields holding a value that could be a secret anywhere in
+    ``value`` (see module doc); ``owned``: names a framework owns, never secrets."""
+    return _secret_fields(value, path, frozenset(plain_name(name) for name in owned))
+
+
+def _secret_fields(value: Any, path: str, owned: frozenset[str]) -> list[str]:
     found: list[str] = []
     if isinstance(value, dict):
         pickled = value.get("__pickled__")
         if isinstance(pickled, str) and isinstance(value.get("__type__"), str):
             kind = value["__type__"]
-            found.extend(f"{path}<pickled {kind}>.{name}" for name in _pickled_fields(pickled))
+            fields = _pickled_fields(pickled, owned)
+            found.extend(f"{path}<pickled {kind}>.{name}" for name in fields)
             return found
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and is_secret_field_name(key) and item not in _EMPTY:
+            if (
+                isinstance(key, str)
+                and is_secret_field_name(key)
+                and plain_name(key) not in owned
+                and could_be_secret(item)
+            ):
                 found.append(where)
-            found.extend(secret_fields(item, where))
+            found.extend(_secret_fields(item, where, owned))
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            found.extend(secret_fields(item, f"{path}[{index}]"))
+            found.extend(_secret_fields(item, f"{path}[{index}]", owned))
     elif isinstance(value, str):
         decoded = _decoded_json(value)
         if decoded is not None:
-            found.extend(secret_fields(decoded, path))
+            found.extend(_secret_fields(decoded, path, owned))
         else:
             for match in _NAMED.finditer(value):
-                if _secret_name(match.group("name")):
+                if _secret_name(match.group("name"), owned):
                     found.append(f"{path} ({match.group('name')}=...)")
     return found
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from syrupy.extensions.amber import (
     AmberDataSerializer,
     AmberDataSerializerPlugin,
     AmberSnapshotExtension,
 )
+
+# The plugin's start-up side (the ini option, syrupy's default) is syrupy_wiring.
+from pytest_flows._internal.syrupy_wiring import EXTENSION_PATH
 
 __all__ = [
     "EXTENSION_PATH",
@@ -22,8 +24,6 @@ __all__ = [
     "FlowsSerializerPlugin",
     "FlowsSnapshotExtension",
 ]
-
-EXTENSION_PATH = "pytest_flows._internal.syrupy_extension.FlowsSnapshotExtension"
 
 
 def _is_flows_value(data: Any) -> bool:
@@ -79,24 +79,3 @@ class FlowsSnapshotExtension(AmberSnapshotExtension):
     """syrupy's amber extension with :class:`FlowsAmberSerializer`."""
 
     serializer_class = FlowsAmberSerializer
-
-
-def addoption(parser: pytest.Parser) -> None:
-    parser.addini(
-        "flows_snapshots",
-        "make pytest-flows' snapshot extension syrupy's default (amber, plus readable "
-        "traces, runs, state histories, checkpoints and race outcomes)",
-        type="bool",
-        default=True,
-    )
-
-
-def configure(config: pytest.Config) -> None:
-    """Make :class:`FlowsSnapshotExtension` syrupy's default unless the project chose one."""
-    option = config.option
-    if not hasattr(option, "default_extension"):
-        return  # syrupy is not active (-p no:syrupy)
-    from pytest_flows._internal.ini_checks import ini_bool
-
-    if option.default_extension is None and ini_bool(config, "flows_snapshots"):
-        option.default_extension = EXTENSION_PATH

@@ -19,6 +19,7 @@ from pydantic_core import to_jsonable_python
 from pytest_flows._internal.normal_form import elide
 
 __all__ = [
+    "TRACE_FORMAT",
     "Trace",
     "TraceEvent",
     "cycle_mark",
@@ -27,6 +28,13 @@ __all__ = [
     "stable_repr",
     "without_addresses",
 ]
+
+#: The version of the trace's text, which users' snapshot files hold: 1 is what
+#: pytest-flows 0.1.0 wrote, 2 today's (sub-workflow lines, one normal form of ids,
+#: store lines of every persisting run). Raise it with any change to a line's text,
+#: with a CHANGELOG.md entry under "Trace snapshot format" that names "trace format N"
+#: (tests/test_changelog_habit.py holds both to it).
+TRACE_FORMAT = 2
 
 #: Longest rendering of one value before it is shortened with an ellipsis.
 MAX_VALUE_CHARS = 120

@@ -40,7 +40,16 @@ if TYPE_CHECKING:
     from pytest_flows._internal.golden.replay import Scripted
     from pytest_flows.adapters import FlowRun, FlowsSession
 
-__all__ = ["ADAPTER", "AgentFrameworkGolden", "graph_lines"]
+__all__ = ["ADAPTER", "FRAMEWORK_FIELDS", "AgentFrameworkGolden", "graph_lines"]
+
+#: Fields Agent Framework owns whose names look secret but are not credentials, with
+#: why: the golden writer's secret check does not refuse them by name (an environment
+#: secret's value in them is still refused, as anywhere).
+FRAMEWORK_FIELDS = {
+    "continuation_token": "the id of a long-running (background) response the service "
+    "returned, to poll or resume it (AgentResponse, ChatResponse, their updates and the "
+    "WorkflowMessage that carries them in a checkpoint); usually None",
+}
 
 
 def graph_lines(signature: dict[str, Any]) -> list[str]:
@@ -187,6 +196,7 @@ def _replaying(session: FlowsSession, scripted: Scripted) -> Iterator[None]:
 class AgentFrameworkGolden:
     framework = "agent_framework"
     run_keys: ClassVar[dict[str, type]] = {"checkpoints": list}
+    framework_fields = FRAMEWORK_FIELDS
 
     def __init__(self) -> None:
         self.allowed = _Allowed()

@@ -174,6 +174,7 @@ class CrewAIAdapter(AdapterBase):
                 self._flow_failed(session, mark, exc)
         run.state = compat.bare_state(flow)
         run.method_outputs = list(flow.method_outputs)
+        patches.note_shared_outside(flow, lambda: session.trace_slice(mark))
         if run.error is None:
             _warn_if_nothing_ran(session, flow, mark)
         return run

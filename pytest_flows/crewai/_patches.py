@@ -23,6 +23,7 @@ from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
 from pytest_flows._internal.foreign_work import foreign_work
+from pytest_flows._internal.outside_state import overlapping, shared_outside
 from pytest_flows._internal.participants import (
     LAST_WRITE,
     RESULT_WANTED_BY,
@@ -41,6 +42,7 @@ __all__ = [
     "check_patch_points",
     "condition_leaves",
     "inline_event_bus",
+    "note_shared_outside",
     "ordered_races",
     "record_method_outputs",
     "recorded_triggers",
@@ -311,6 +313,25 @@ def _text(value: Any) -> str:
         return f"<{type(value).__qualname__} {id(value):x}>"
 
 
+#: The packages whose classes a flow inherits the framework's own code from.
+_FRAMEWORK = ("crewai", "pydantic", "builtins", "typing", "abc")
+
+
+def note_shared_outside(flow: Any, trace: Callable[[], Any]) -> None:
+    """While a schedule is followed: say what methods that ran at the same time in this
+    run (``trace()``: its events) share outside the state, which the search does not
+    record (see outside_state.py)."""
+    if not recording():
+        return
+    events = [
+        (e.kind.removeprefix("method."), e.name or "")
+        for e in trace()
+        if e.kind.startswith("method.")
+    ]
+    for caveat in shared_outside(type(flow), _FRAMEWORK, overlapping(events)):
+        note_caveat(caveat)
+
+
 def record_method_outputs(flow: Any) -> None:
     """While a schedule is followed, make the order of ``flow``'s method outputs an
     access the exploration orders (see :class:`_RecordedOutputs`)."""
@@ -351,20 +372,41 @@ def recorded_triggers() -> Iterator[None]:
     """
 
     def triggered(self: Any, trigger_method: Any, router_only: bool) -> Any:
-        if recording():
-            trigger = str(trigger_method)
-            for name, definition, condition in self._listener_methods():
-                if definition.router != router_only or isinstance(condition, str):
-                    # not looked at in this call (crewai's own filter); or one source:
-                    # fired by it alone, in whatever order
-                    continue
-                leaves = condition_leaves(condition)
-                if not leaves or trigger in leaves:  # not leaves: a shape not known
-                    record_access(f"fires:{name}", write=True)
-        return _original_triggered(self, trigger_method, router_only)
+        if not recording():
+            return _original_triggered(self, trigger_method, router_only)
+        trigger = str(trigger_method)
+        joins: list[str] = []
+        for name, definition, condition in self._listener_methods():
+            if definition.router != router_only or isinstance(condition, str):
+                # not looked at in this call (crewai's own filter); or one source:
+                # fired by it alone, in whatever order
+                continue
+            leaves = condition_leaves(condition)
+            if _plain_and(condition) and trigger in leaves:
+                joins.append(str(name))
+            elif not leaves or trigger in leaves:  # not leaves: a shape not known
+                record_access(f"fires:{name}", write=True)
+        fired = _original_triggered(self, trigger_method, router_only)
+        names = {str(n) for n in fired or ()}
+        for name in joins:
+            # An and_ of methods fires once all have ended: the sources' looks commute
+            # (each adds its own end), the one that fires it reads them all. Which one
+            # that is still matters (the listener's task is queued where it fires).
+            record_access(f"fires:{name}.{trigger}", write=True)
+            if name in names:
+                record_access(f"fires:{name}", write=False)
+        return fired
 
     with _TRIGGERED.replace(triggered):
         yield
+
+
+def _plain_and(condition: Any) -> bool:
+    """An ``and_`` of method names alone (no nested ``or_``, no router labels' repeats)."""
+    if not isinstance(condition, dict) or len(condition) != 1:
+        return False
+    ((op, leaves),) = condition.items()
+    return op == "and" and all(isinstance(leaf, str) for leaf in leaves)
 
 
 def render_condition(condition: Any) -> str:

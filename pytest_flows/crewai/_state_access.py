@@ -13,7 +13,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_flows._internal.participants import current, record_access, running_task
+from pytest_flows._internal.participants import (
+    current,
+    record_access,
+    running_task,
+    track_container,
+)
 
 __all__ = ["StateView", "observed", "user_frame"]
 
@@ -27,6 +32,46 @@ _INTERNAL = (
 )
 _MUTABLE = (list, dict, set, bytearray)
 _DICT_READERS = frozenset({"keys", "values", "items", "copy", "__len__", "__iter__"})
+#: pydantic's methods of a model that only read it (anything else may write it).
+_MODEL_READERS = frozenset(
+    {
+        "model_copy",
+        "model_dump",
+        "model_dump_json",
+        "copy",
+        "dict",
+        "json",
+        "__repr__",
+        "__str__",
+        "__eq__",
+        "__iter__",
+        "__copy__",
+        "__deepcopy__",
+        "__getstate__",
+        "model_json_schema",
+    }
+)
+_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+def _flat(value: Any) -> bool:
+    """Whether a list, set or bytearray holds only immutable scalars (or tuples of them):
+    comparing a shallow copy then shows every change made to it."""
+    if isinstance(value, bytearray):
+        return True
+    return all(
+        isinstance(item, _SCALARS)
+        or (isinstance(item, tuple) and all(isinstance(x, _SCALARS) for x in item))
+        for item in value
+    )
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return set(value)
 
 
 def user_frame(depth: int = 2) -> Any:
@@ -94,9 +139,13 @@ class StateView:
         frame = user_frame(3)
         if frame is not None:
             where = _where(frame)
-        # A list or set read may be mutated in place by the caller: count it as a write.
-        write = write or (_mutable(value) and not _nested(value))
         path = f"{self._flows_path}.{key}" if key else self._flows_path
+        if not write and _mutable(value) and not _nested(value):
+            # The caller may keep the list or set and mutate it later (after a sleep):
+            # one of scalars read on a pool thread is watched, its change a write when
+            # it happens; any other may change inside an element (or, on the event
+            # loop, among other tasks' steps), so reading it counts as writing it.
+            write = not (_flat(value) and track_container(path, value, _snapshot, where))
         record_access(path, write=write, where=where)
 
     def _wrap(self, key: str, value: Any) -> Any:
@@ -112,6 +161,10 @@ class StateView:
         if isinstance(self._flows_state, dict):
             # keys(), items(), copy() read the whole dict; update(), pop() write it.
             self._note("", write=name not in _DICT_READERS)
+        elif hasattr(self._flows_state, "model_fields"):
+            # model_copy(), model_dump() read the whole model; its own methods (and
+            # pydantic's others) may also write it.
+            self._note("", write=name not in _MODEL_READERS)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:

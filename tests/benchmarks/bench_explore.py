@@ -10,7 +10,8 @@ reduction (``reduction=False`` capped at ``BENCH_CAP``, default 1000), the outco
 schedules per second, and how many seeds (0, 1, 2, ...) seed sampling needed to see
 every outcome the exploration found (capped at ``BENCH_SEEDS``, default 200), plus how
 many outcomes the seeds reached that the exploration did not (``missed``: a complete
-exploration must show 0). ``BENCH_FLOWS`` (class names, comma-separated) measures only
+exploration must show 0). ``BENCH_UNREDUCED=0`` skips the run without the reduction
+(its column then says ``-``). ``BENCH_FLOWS`` (class names, comma-separated) measures only
 those; ``BENCH_BEFORE=/path/to/other/checkout`` runs the same flows there too, in a
 subprocess (the code before a change), and prints its table first.
 """
@@ -22,6 +23,9 @@ import subprocess
 import sys
 
 from benchkit import HERE, wall  # first: crewai's offline settings, the test flows' path
+
+# isort: split
+from access_flows import AliasAppend, GlobalLog, NestedCopy, RouterLoop
 from explore_flows import (
     CheckThenWrite,
     CheckThenWriteSafe,
@@ -31,6 +35,7 @@ from explore_flows import (
     Three,
     ThreeAsync,
 )
+from reduction_flows import LostUpdateJoined, OwnFieldsJoined
 from scheduler_flows import GuardedUpdate, LostUpdate
 from soundness_flows import (
     AppendOrder,
@@ -72,7 +77,14 @@ CORPUS = [
     LoserListenerOutput,
     Three,
     ThreeAsync,
+    OwnFieldsJoined,
+    LostUpdateJoined,
+    NestedCopy,
+    AliasAppend,
+    GlobalLog,
+    RouterLoop,
 ]
+UNREDUCED = os.environ.get("BENCH_UNREDUCED", "1") != "0"
 _ONLY = {name for name in os.environ.get("BENCH_FLOWS", "").split(",") if name}
 CORPUS = [flow for flow in CORPUS if not _ONLY or flow.__name__ in _ONLY]
 
@@ -100,8 +112,8 @@ def main() -> None:
             start = wall()
             found = explore(session, flow, max_schedules=CAP)
             took = wall() - start
-            full = explore(session, flow, max_schedules=CAP, reduction=False)
-        unreduced = f"{full.schedules_run}{'' if full.complete else '+'}"
+            full = explore(session, flow, max_schedules=CAP, reduction=False) if UNREDUCED else None
+        unreduced = "-" if full is None else f"{full.schedules_run}{'' if full.complete else '+'}"
         rate = found.schedules_run / took if took else float("inf")
         needed, missed = seeds_needed(flow, set(found.texts))
         print(

@@ -9,7 +9,7 @@ and ``-p no:flows`` (so a busy machine slows both alike; each pair in the other
 order than the last), RUNS times each (default 100: one run varies by tens of ms
 on a shared machine), and prints the medians, the median of the paired
 differences (in wall time and in CPU time) and the import time of pytest_flows'
-own modules (``-X importtime``; target: the plugin adds under 20 ms).
+own modules (``-X importtime``; target: the plugin adds at most 10 ms).
 """
 
 from __future__ import annotations
@@ -47,7 +47,11 @@ def _run(cwd: str, extra: list[str], importtime: bool = False) -> tuple[float, f
 def _own_import_ms(stderr: str) -> tuple[float, int]:
     total, count = 0, 0
     for line in stderr.splitlines():
-        if line.startswith("import time:") and "pytest_flows" in line:
+        # The module's name, not the line: an editable install's finder
+        # (__editable___pytest_flows_..._finder) loads with the interpreter, plugin or not.
+        if line.startswith("import time:") and line.split("|")[-1].strip().startswith(
+            "pytest_flows"
+        ):
             total += int(line.split("|")[0].split(":")[1])
             count += 1
     return total / 1000, count
@@ -80,7 +84,7 @@ def main() -> None:
         f"  default {statistics.median(with_plugin) * 1000:.0f} ms, -p no:flows "
         f"{statistics.median(without) * 1000:.0f} ms; the plugin adds "
         f"{statistics.median(deltas) * 1000:+.1f} ms (median of the pairs' differences; "
-        "target < 20 ms)"
+        "target <= 10 ms)"
     )
     print(
         f"  in CPU time (user + system of the run): the plugin adds "

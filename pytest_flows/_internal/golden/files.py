@@ -11,6 +11,7 @@ import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.file_names import item_file_stem
+from pytest_flows._internal.golden.versions import FORMAT, READABLE, WRITTEN_BY
 from pytest_flows._internal.secret_check import (
     secret_env_values,
     secret_fields,
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 GOLDEN_DIR = "__goldens__"
-FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -70,9 +70,21 @@ def load(path: Path) -> dict[str, Any]:
             f"golden file {path} is not valid JSON ({exc}); it was edited by hand or "
             "merged badly. Re-record it with --flows-golden-update."
         ) from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
+    if not isinstance(document, dict):
         raise FlowsUsageError(
-            f"golden file {path} is not a pytest-flows golden of format {FORMAT}; "
+            f"golden file {path} is not a pytest-flows golden (not a JSON object); "
+            "re-record it with --flows-golden-update."
+        )
+    fmt = document.get("format")
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > FORMAT:
+        raise FlowsUsageError(
+            f"golden file {path} has format {fmt}, written by a newer pytest-flows than this "
+            f"one (which reads formats {', '.join(map(str, READABLE))}); upgrade pytest-flows."
+        )
+    if fmt not in READABLE or isinstance(fmt, bool):
+        raise FlowsUsageError(
+            f"golden file {path} is not a pytest-flows golden (formats "
+            f"{', '.join(f'{n}: {WRITTEN_BY[n]}' for n in READABLE)}); "
             "re-record it with --flows-golden-update."
         )
     problem = _shape_problem(document)

@@ -112,19 +112,26 @@ class _GoldenHooks:
 
 def _refuse_secrets(item: pytest.Item, document: dict[str, Any], text: str) -> None:
     """Fail, writing nothing, if the golden would hold a secret (see ``secret_check``)."""
+    from pytest_flows._internal.golden.adapters import adapter_named
     from pytest_flows._internal.secret_check import secret_fields, secret_values_in
 
-    fields: list[str] = secret_fields({k: v for k, v in document.items() if k != "runs"})
+    owned = {run["framework"]: adapter_named(run["framework"]).framework_fields
+             for run in document["runs"]}  # fmt: skip
+    everyone = [name for fields in owned.values() for name in fields]
+    fields: list[str] = secret_fields(
+        {k: v for k, v in document.items() if k != "runs"}, owned=everyone
+    )
     for run in document["runs"]:
+        own = owned[run["framework"]]
         for key, value in run.items():
             if key in ("saves", "checkpoints"):
                 for stored in value:  # every stored state, decoded: "state.<field>"
-                    fields += secret_fields(stored.get("raw"), "state")
+                    fields += secret_fields(stored.get("raw"), "state", own)
             elif key == "pending" and value:
-                fields += secret_fields(value.get("state"), "state")
-                fields += secret_fields(value.get("context"), "context")
+                fields += secret_fields(value.get("state"), "state", own)
+                fields += secret_fields(value.get("context"), "context", own)
             else:
-                fields += secret_fields(value, key)
+                fields += secret_fields(value, key, own)
     leaked = secret_values_in(text)
     if not fields and not leaked:
         return

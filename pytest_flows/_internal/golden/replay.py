@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.golden.adapters import adapter_for_run, adapter_named
 from pytest_flows._internal.golden.breaks import BREAK_KINDS, GoldenBreak
-from pytest_flows._internal.golden.files import FORMAT
+from pytest_flows._internal.golden.versions import FORMAT, same_lines, same_text, trace_form
 from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.normal_form import comparable
 from pytest_flows._internal.trace import render_value
 
 if TYPE_CHECKING:
@@ -285,6 +284,7 @@ def _check_document(
             )
         )
     scripted = Scripted.of(golden)
+    fmt = int(golden.get("format", FORMAT))
     for n, recorded in enumerate(recorded_runs, start=1):
         where = f"run {n} ({recorded.get('flow', '?')})"
         adapter = adapter_named(recorded["framework"])
@@ -294,9 +294,9 @@ def _check_document(
             flow = None
         found = adapter.check(session, recorded, where, flow)
         if not found:
-            found = _resume_breaks(session, adapter, recorded, scripted, where, flow)
+            found = _resume_breaks(session, adapter, recorded, scripted, where, flow, fmt)
         if today is not None and not any(b.kind != "behaviour" for b in found):
-            found.extend(_run_breaks(recorded, today, where))
+            found.extend(_run_breaks(recorded, today, where, fmt))
         breaks.extend(found)
     return sorted(breaks, key=lambda b: BREAK_KINDS.index(b.kind))
 
@@ -308,15 +308,16 @@ def _resume_breaks(
     scripted: Scripted,
     where: str,
     flow: Any,
+    fmt: int,
 ) -> list[GoldenBreak]:
     breaks: list[GoldenBreak] = []
     today = adapter.replay(session, recorded, scripted, flow)
     for before, after in zip(recorded.get("resumes", []), today, strict=False):
         label = f"{where}, resumed from {before['from']}"
-        if before["trace"] != after["trace"]:
-            diff = text_diff(before["trace"], after["trace"], old="golden", new="today")
+        if not same_lines(before["trace"], after["trace"], fmt):
+            diff = _trace_diff(before["trace"], after["trace"], fmt)
             breaks.append(GoldenBreak("behaviour", label, "the resumed run's trace differs", diff))
-        elif comparable(before["output"]) != comparable(after["output"]):
+        elif not same_text(before["output"], after["output"], fmt):
             breaks.append(
                 GoldenBreak(
                     "behaviour",
@@ -328,11 +329,24 @@ def _resume_breaks(
     return breaks
 
 
-def _run_breaks(recorded: dict[str, Any], today: dict[str, Any], where: str) -> list[GoldenBreak]:
-    if recorded["trace"] != today["trace"]:
-        diff = text_diff(recorded["trace"], today["trace"], old="golden", new="today")
+def _trace_diff(recorded: list[str], today: list[str], fmt: int) -> str:
+    if fmt >= FORMAT:
+        return text_diff(recorded, today, old="golden", new="today")
+    # an older format's golden: the diff of what was compared (its note says how)
+    old, new = trace_form(recorded, fmt), trace_form(today, fmt)
+    return (
+        f"(a format-{fmt} golden, compared as docs/golden.md#goldens-of-earlier-releases says)\n"
+        + text_diff(old, new, old="golden", new="today")
+    )
+
+
+def _run_breaks(
+    recorded: dict[str, Any], today: dict[str, Any], where: str, fmt: int
+) -> list[GoldenBreak]:
+    if not same_lines(recorded["trace"], today["trace"], fmt):
+        diff = _trace_diff(recorded["trace"], today["trace"], fmt)
         return [GoldenBreak("behaviour", where, "the test's run has a different trace", diff)]
-    if comparable(recorded["output"]) != comparable(today["output"]) or recorded.get(
+    if not same_text(recorded["output"], today["output"], fmt) or recorded.get(
         "error"
     ) != today.get("error"):
         return [

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import os
 import re
 from collections.abc import Callable, Generator, Iterator
@@ -19,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.file_names import item_file_stem
-from pytest_flows._internal.markers import marker_settings
 from pytest_flows._internal.recording.cassette_file import RECORD_MODES
-from pytest_flows._internal.recording.scrub import REPLAY_KEY, TEST_SCRUBBERS, Scrubber
+from pytest_flows._internal.recording.report_scrubbers import TEST_SCRUBBERS
 from pytest_flows._internal.secrets import PROVIDER_KEYS, is_secret_env_name
 
 if TYPE_CHECKING:
-    # The plugin imports this module at start-up; cassettes (and vcrpy) load when a
-    # test records or replays.
+    # The plugin imports this module at start-up, for every pytest run: cassettes (and
+    # vcrpy) load when a test records or replays, the scrubber when a report or a
+    # cassette needs it, the marker and file-name helpers when a test records.
     from pytest_flows._internal.recording.cassette import Recording
+    from pytest_flows._internal.recording.scrub import Scrubber
 
 __all__ = [
     "addoption",
@@ -48,6 +47,8 @@ def scrub_known_secrets(report: pytest.TestReport) -> None:
     any spelling, from what pytest prints for a failed flows test: its failure, the
     trace section, captured output and logs. A run's inputs and outputs may hold a key
     the test passed along, and pytest's assertion rewriting would print it."""
+    from pytest_flows._internal.recording.scrub import Scrubber
+
     _scrub_report(report, Scrubber(_STARTED_KEYS.values()))
 
 
@@ -99,6 +100,8 @@ def cassette_path(item: pytest.Item, name: str | None = None) -> Path:
     module = Path(str(item.path))
     folder = module.parent / "cassettes" / module.stem
     if name is None:  # the test's own file: classes and escaped parametrize ids included
+        from pytest_flows._internal.file_names import item_file_stem
+
         return folder / f"{item_file_stem(item)}.yaml"
     if not isinstance(name, str) or not name:
         raise pytest.UsageError(
@@ -118,6 +121,8 @@ def _wants_recording(item: pytest.Item) -> bool:
 
 
 def _marker_kwargs(item: pytest.Item) -> dict[str, Any]:
+    from pytest_flows._internal.markers import marker_settings
+
     return marker_settings(
         item, "recorded", MARKER_KWARGS, positional="cassette", booleans=("allow_unused",)
     )
@@ -138,18 +143,21 @@ def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
     return allow
 
 
-@dataclasses.dataclass
 class _Active:
-    stack: contextlib.ExitStack
-    context: Any
-    recording: Recording
-    failed: bool = False
+    """A recording test's open cassette. A plain class, not a dataclass: building one
+    costs about 0.25 ms, and this module loads at every start-up."""
+
+    __slots__ = ("context", "failed", "recording", "stack")
+
+    def __init__(self, stack: contextlib.ExitStack, context: Any, recording: Recording) -> None:
+        self.stack, self.context, self.recording = stack, context, recording
+        self.failed = False
 
 
 _ACTIVE = pytest.StashKey[_Active]()
 #: Outlive the cassettes: the teardown report is scrubbed too.
-_SCRUBBERS = pytest.StashKey[list[Scrubber]]()
-_SCRUBBERS_TOKEN = pytest.StashKey[contextvars.Token[list[Scrubber] | None]]()
+_SCRUBBERS = pytest.StashKey[list["Scrubber"]]()
+_SCRUBBERS_TOKEN = pytest.StashKey[contextvars.Token[list["Scrubber"] | None]]()
 
 
 @contextlib.contextmanager
@@ -160,6 +168,8 @@ def _provider_keys(may_record: bool) -> Iterator[None]:
     with, gets the same placeholder: a flow that puts one in a request sends the
     placeholder, which is scrubbed like the real value, so the request still matches.
     """
+    from pytest_flows._internal.recording.scrub import REPLAY_KEY
+
     added = []
     for key in sorted({*PROVIDER_KEYS, *_STARTED_KEYS}):
         if os.environ.get(key):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextvars
 import copy
 import functools
 import json
@@ -29,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
+from pytest_flows._internal.recording.report_scrubbers import TEST_SCRUBBERS
 from pytest_flows._internal.secrets import (
     MIN_SECRET_LENGTH,
     SECRET_FIELD_ENDINGS,
@@ -52,11 +52,6 @@ KEPT_HEADERS = frozenset({"content-type", "retry-after"})
 _AUTH_SCHEMES = re.compile(r"^(?:bearer|basic|token|digest|apikey|key)\s+", re.IGNORECASE)
 #: Runs of base64 (standard or URL-safe, possibly percent-encoded) long enough
 #: to hide a secret of the minimum length.
-#: The scrubbers of the cassettes the running test opened (marker or ``use_cassette``):
-#: pytest's report of the test goes through each of them.
-TEST_SCRUBBERS: contextvars.ContextVar[list[Scrubber] | None] = contextvars.ContextVar(
-    "pytest_flows_test_scrubbers", default=None
-)
 #: What every secret field's plain name contains (``is_secret_field_name``).
 _NAME_PARTS = tuple(
     name
