@@ -244,6 +244,9 @@ def note_read() -> None:
 def _preempt(sched: ThreadScheduler, me: Participant) -> None:
     """``me`` ran :data:`SPIN_READS` clock reads with nothing changing: it yields."""
     if sched.has_ready(me):
+        # Its quantum is used up: as an OS would, the others ready go first (under a
+        # seed the spinner's priority drops below theirs, by a seeded draw).
+        sched.spent_quantum(me)
         sched.switch(me, why="yield")
         return
     # Alone: real time passes for a real spinning thread; so does virtual time.

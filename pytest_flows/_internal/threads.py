@@ -599,6 +599,16 @@ class ThreadScheduler:
         """Whether a participant other than ``me`` could run now."""
         return bool(self._ready(exclude=me))
 
+    def spent_quantum(self, me: Participant) -> None:
+        """``me`` spun through a preemption bound (real_work.py): under a seed its
+        priority drops below every other ready thread's, or a spinner drawn highest
+        would win every yield and starve the thread it polls for."""
+        if self.seed == 0:
+            return
+        others = self._ready(exclude=me)
+        if others:
+            me.priority = min(p.priority for p in others) * self._rng.random()
+
     def next_deadline(self) -> float | None:
         """The next moment a pending deadline is due (None: none is)."""
         return self._next_deadline()
