@@ -210,11 +210,11 @@ def _note(sched: ThreadScheduler, *, what: str, held: float, gave_up: bool) -> N
         state.warned.add(kind)
         warnings.warn(
             FlowsWarning(
-            f"virtual time waited {sched.block_grace:g} real seconds for {first}, outside "
-            "the scheduler, then moved on without it: a flow thread waiting for it may "
-            "time out where the real runtime would not. Raise the grace with "
-            "@pytest.mark.flows(block_grace=...), or build the thread or pool during "
-            "the test (it is then managed)."
+                f"virtual time waited {sched.block_grace:g} real seconds for {first}, outside "
+                "the scheduler, then moved on without it: a flow thread waiting for it may "
+                "time out where the real runtime would not. Raise the grace with "
+                "@pytest.mark.flows(block_grace=...), or build the thread or pool during "
+                "the test (it is then managed)."
             ),
             stacklevel=2,
         )

@@ -108,6 +108,7 @@ class ThreadScheduler:
         self._warned: set[str] = set()
         #: Holds of virtual time for real work outside, and spin counting (real_work.py).
         self.real_work = real_work.RealWork()
+        self._interrupt: BaseException | None = None  # see _interrupted
         liveness.watch(self)
 
     # -- joining and leaving ---------------------------------------------------------
@@ -780,10 +781,11 @@ class ThreadScheduler:
             self._parts.clear()
             self._idle.clear()
             self._holder = None
-        if me.is_loop:
+        if me.is_loop and running_task(me) is not None:
             # Raised inside a task step, the task may take it as its own result: the
             # loop's next turn raises it again, outside any task, and the run ends.
             me.cut, me.error = True, error
+            self._interrupt = error
         for p in parked:
             _wake(p)
 
@@ -842,6 +844,8 @@ class ThreadScheduler:
         if not me.cut:
             return
         if me.error is not None:
+            if me.error is self._interrupt and running_task(me) is not None:
+                return  # raised again only between task steps (see _interrupted)
             error, me.error = me.error, None
             raise error
         if not me.is_loop:

@@ -82,7 +82,8 @@ CHILD = [sys.executable, "-c", "import time; time.sleep(0.3)"]
 
 
 class ChildBesideSleep(Flow[Empty]):
-    """``subprocess.run(..., timeout=3)`` on a 0.3 s child, beside a listener sleeping 6 s."""
+    """``subprocess.run(..., timeout=1)`` on a 0.3 s child, beside a listener sleeping 2 s
+    (the sleep would move the clock past the timeout while the child still runs)."""
 
     @start()
     def begin(self) -> None:
@@ -90,11 +91,11 @@ class ChildBesideSleep(Flow[Empty]):
 
     @listen(begin)
     def child(self) -> int:
-        return subprocess.run(CHILD, timeout=3, check=True).returncode
+        return subprocess.run(CHILD, timeout=1, check=True).returncode
 
     @listen(begin)
     def sleeper(self) -> str:
-        time.sleep(6)
+        time.sleep(2)
         return "slept"
 
     @listen(and_(child, sleeper))
@@ -109,6 +110,7 @@ class BusyPoll(Flow[Empty]):
     @start()
     def poll(self) -> str:
         answers: queue.Queue[str] = queue.Queue()
+
         def help_out() -> None:
             time.sleep(0.05)
             answers.put("helped")

@@ -1,0 +1,113 @@
+"""Virtual time never outruns real work it cannot see, and a spinning thread yields
+(issue 45, promise 9).
+
+Each flow (outside_work_flows.py) runs bare (plain crewai 1.15.30, no harness: a plain
+``kickoff()`` outside any ``FlowsSession``) and under the harness in the same test, and
+both must give the same result. Before issue 45 the harness gave: ``TimeoutError`` at
+once (ImportPool, IOThreadFuture), ``TimeoutExpired`` (ChildBesideSleep), a spin for
+ever (BusyPoll) and a false deadlock after 60 s (PoolContext).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+
+import pytest
+from outside_work_flows import (
+    BusyPoll,
+    ChildBesideSleep,
+    ImportPool,
+    IOThreadFuture,
+    PoolContext,
+    SpinForEver,
+)
+
+from pytest_flows import FlowsDeadlockError, FlowsSession
+
+
+def _wall() -> float:
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+@functools.cache
+def _bare(flow: type) -> object:
+    """The bare result, once per flow (ChildBesideSleep sleeps 2 real seconds bare)."""
+    return flow().kickoff()
+
+
+def _harness(flow: type, seed: int) -> object:
+    with warnings.catch_warnings():
+        # PoolContext's handler thread waits in a real pipe poll: the honest warning
+        # names it (tested in test_liveness.py); it is not what these tests compare.
+        warnings.simplefilter("ignore")
+        with FlowsSession(seed=seed, test_id="outside-work") as session:
+            return session.run(flow).output
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    ("flow", "expected"),
+    [
+        (ImportPool, 7),
+        (IOThreadFuture, "pong"),
+        (ChildBesideSleep, "child ran"),
+        (BusyPoll, "helped"),
+        (PoolContext, [1, 4, 9]),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else "",
+)
+def test_real_work_outside_the_scheduler_gives_the_bare_result(
+    flow: type, expected: object, seed: int
+) -> None:
+    bare = _bare(flow)
+    started = _wall()
+    output = _harness(flow, seed)
+    assert bare == expected
+    assert output == bare
+    # far below the false deadlock's 60 s grace, on a loaded machine
+    assert _wall() - started < 20
+
+
+def test_the_clock_held_for_the_pool_and_the_scheduler_says_so() -> None:
+    with FlowsSession(test_id="outside-work") as session:
+        assert session.run(ImportPool).output == 7
+        held = session.scheduler.threads.real_work.held
+    assert held, "the jump to the 10 s timeout waited for the pool's thread"
+    assert "import-pool" in held[0].what
+    assert not held[0].gave_up
+    assert held[0].real_seconds < session.scheduler.threads.block_grace
+
+
+def test_the_child_process_holds_the_clock_beside_the_long_sleep() -> None:
+    with FlowsSession(test_id="outside-work") as session:
+        assert session.run(ChildBesideSleep).output == "child ran"
+        held = session.scheduler.threads.real_work.held
+        now = session.scheduler.clock.monotonic()
+    assert any("child process" in h.what for h in held)
+    assert now >= 2  # the listener's 2 s sleep still passed, in virtual time
+
+
+def test_a_busy_loop_nobody_can_end_fails_naming_the_spinning_method() -> None:
+    started = _wall()
+    with FlowsSession(test_id="outside-work") as session:
+        session.scheduler.threads.real_work.spin_limit = 0.5
+        with pytest.raises(FlowsDeadlockError) as caught:
+            session.run(SpinForEver)
+    message = str(caught.value)
+    assert "kept running spin (" in message and "outside_work_flows.py" in message
+    assert "for 0.5 virtual seconds without blocking" in message
+    assert _wall() - started < 30
+
+
+def test_the_spin_bound_is_documented_and_a_session_can_run_on_after() -> None:
+    from pytest_flows._internal import real_work
+
+    assert real_work.SPIN_READS == 1000
+    assert real_work.DEFAULT_SPIN_LIMIT == 5.0
+    with FlowsSession(test_id="outside-work") as session:
+        session.scheduler.threads.real_work.spin_limit = 0.2
+        with pytest.raises(FlowsDeadlockError):
+            session.run(SpinForEver)
+        assert session.run(ImportPool).output == 7
