@@ -31,6 +31,7 @@ the spinning method and every thread's stack), never left to spin for ever.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -57,6 +58,7 @@ __all__ = [
     "SPIN_QUANTUM",
     "SPIN_READS",
     "Hold",
+    "check_spin_limit",
     "RealWork",
     "hold",
     "in_flight",
@@ -104,6 +106,20 @@ class Hold:
     real_seconds: float  #: how long it waited, in real seconds
     what: str  #: the work it waited for
     gave_up: bool  #: the bound ran out before the work ended (the clock then jumped)
+
+
+def check_spin_limit(value: object, what: str) -> float:
+    """``value`` as a spin limit in virtual seconds (a number > 0), or a usage error
+    naming ``what``."""
+    from pytest_flows._internal.errors import FlowsUsageError
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise FlowsUsageError(
+            f"{what} got {value!r}: the limit is how many virtual seconds a flow thread may "
+            "spin alone (no other thread runnable, no deadline, no work outside in flight) "
+            f"before the run is reported, a finite number > 0 (default {DEFAULT_SPIN_LIMIT:g})."
+        )
+    return float(value)
 
 
 def outside_sleep(seconds: float) -> None:

@@ -33,6 +33,7 @@ from pytest_flows._internal.identity import (
 )
 from pytest_flows._internal.isolation import deterministic_loops
 from pytest_flows._internal.liveness import check_block_grace
+from pytest_flows._internal.real_work import check_spin_limit
 from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows._internal.participants import internal_lock
 from pytest_flows._internal.run import FlowRun
@@ -58,6 +59,7 @@ class FlowsSession:
         epoch: _dt.datetime = DEFAULT_EPOCH,
         budget: Any = None,
         block_grace: float | None = None,
+        spin_limit: float | None = None,
     ) -> None:
         self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
         #: @pytest.mark.flows(schedule=...) / --flows-schedule: every run replays it.
@@ -69,6 +71,10 @@ class FlowsSession:
         if block_grace is not None:
             self.scheduler.threads.block_grace = check_block_grace(
                 block_grace, "FlowsSession(block_grace=...)"
+            )
+        if spin_limit is not None:
+            self.scheduler.threads.real_work.spin_limit = check_spin_limit(
+                spin_limit, "FlowsSession(spin_limit=...)"
             )
         self.test_id = test_id
         self.console = console

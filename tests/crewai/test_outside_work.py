@@ -91,8 +91,7 @@ def test_the_child_process_holds_the_clock_beside_the_long_sleep() -> None:
 
 def test_a_busy_loop_nobody_can_end_fails_naming_the_spinning_method() -> None:
     started = _wall()
-    with FlowsSession(test_id="outside-work") as session:
-        session.scheduler.threads.real_work.spin_limit = 0.5
+    with FlowsSession(test_id="outside-work", spin_limit=0.5) as session:
         with pytest.raises(FlowsDeadlockError) as caught:
             session.run(SpinForEver)
     message = str(caught.value)
@@ -106,8 +105,37 @@ def test_the_spin_bound_is_documented_and_a_session_can_run_on_after() -> None:
 
     assert real_work.SPIN_READS == 1000
     assert real_work.DEFAULT_SPIN_LIMIT == 5.0
-    with FlowsSession(test_id="outside-work") as session:
-        session.scheduler.threads.real_work.spin_limit = 0.2
+    with FlowsSession(test_id="outside-work", spin_limit=0.2) as session:
         with pytest.raises(FlowsDeadlockError):
             session.run(SpinForEver)
         assert session.run(ImportPool).output == 7
+
+
+@pytest.mark.parametrize("bad", [0, -1, "fast", float("inf"), float("nan"), True])
+def test_a_bad_spin_limit_is_a_usage_error_naming_it(bad: object) -> None:
+    from pytest_flows import FlowsUsageError
+
+    with pytest.raises(FlowsUsageError, match=r"FlowsSession\(spin_limit=\.\.\.\) got"):
+        FlowsSession(spin_limit=bad)  # type: ignore[arg-type]
+
+
+def test_the_marker_sets_the_spin_limit_and_rejects_a_bad_one(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.flows(spin_limit=0.5)
+        def test_set(flows):
+            assert flows.scheduler.threads.real_work.spin_limit == 0.5
+
+        def test_default(flows):
+            assert flows.scheduler.threads.real_work.spin_limit == 5.0
+
+        @pytest.mark.flows(spin_limit=0)
+        def test_bad(flows):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*@pytest.mark.flows(spin_limit=...) got 0*"])
