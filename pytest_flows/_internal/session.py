@@ -33,9 +33,9 @@ from pytest_flows._internal.identity import (
 )
 from pytest_flows._internal.isolation import deterministic_loops
 from pytest_flows._internal.liveness import check_block_grace
-from pytest_flows._internal.real_work import check_spin_limit
 from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows._internal.participants import internal_lock
+from pytest_flows._internal.real_work import check_spin_limit
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule_runs import following_schedule, noted
 from pytest_flows._internal.stash import SESSION_KEY

@@ -91,9 +91,11 @@ def test_the_child_process_holds_the_clock_beside_the_long_sleep() -> None:
 
 def test_a_busy_loop_nobody_can_end_fails_naming_the_spinning_method() -> None:
     started = _wall()
-    with FlowsSession(test_id="outside-work", spin_limit=0.5) as session:
-        with pytest.raises(FlowsDeadlockError) as caught:
-            session.run(SpinForEver)
+    with (
+        FlowsSession(test_id="outside-work", spin_limit=0.5) as session,
+        pytest.raises(FlowsDeadlockError) as caught,
+    ):
+        session.run(SpinForEver)
     message = str(caught.value)
     assert "kept running spin (" in message and "outside_work_flows.py" in message
     assert "for 0.5 virtual seconds without blocking" in message
