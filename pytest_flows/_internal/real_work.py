@@ -37,6 +37,7 @@ import sys
 import threading
 import traceback
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,8 @@ class RealWork:
     spin_alone: float = 0.0
     hold_started: tuple[float, str] = (0.0, "")
     warned: set[str] = field(default_factory=set)
+    #: Told of each hold as it ends (the session writes it to the trace: ``clock.held``).
+    on_hold: Callable[[Hold], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def _living_child() -> str | None:
         return None  # no child (or no waitid on this platform)
     if info is None:
         return "a child process (still running)"
-    return f"child process {info.si_pid} (exited, not yet waited for)"
+    return "a child process (exited, not yet waited for)"
 
 
 def _running_thread(names: dict[int | None, str]) -> str | None:
@@ -220,7 +223,10 @@ def _note(sched: ThreadScheduler, *, what: str, held: float, gave_up: bool) -> N
 
     state = sched.real_work
     at, first = state.hold_started
-    state.held.append(Hold(at=at, real_seconds=held, what=what or first, gave_up=gave_up))
+    done = Hold(at=at, real_seconds=held, what=first or what, gave_up=gave_up)
+    state.held.append(done)
+    if state.on_hold is not None:
+        state.on_hold(done)
     kind = first.split(" (")[0]
     if gave_up and kind not in state.warned:
         state.warned.add(kind)

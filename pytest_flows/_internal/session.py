@@ -35,7 +35,7 @@ from pytest_flows._internal.isolation import deterministic_loops
 from pytest_flows._internal.liveness import check_block_grace
 from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows._internal.participants import internal_lock
-from pytest_flows._internal.real_work import check_spin_limit
+from pytest_flows._internal.real_work import Hold, check_spin_limit
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule_runs import following_schedule, noted
 from pytest_flows._internal.stash import SESSION_KEY
@@ -72,6 +72,8 @@ class FlowsSession:
             self.scheduler.threads.block_grace = check_block_grace(
                 block_grace, "FlowsSession(block_grace=...)"
             )
+        # The trace says when virtual time waited for real work outside (real_work.py).
+        self.scheduler.threads.real_work.on_hold = self._held
         if spin_limit is not None:
             self.scheduler.threads.real_work.spin_limit = check_spin_limit(
                 spin_limit, "FlowsSession(spin_limit=...)"
@@ -81,6 +83,7 @@ class FlowsSession:
         self.allow_hosts = check_allow_hosts(allow_hosts, "FlowsSession(allow_hosts=...)")
         self.epoch = epoch
         self._events: list[TraceEvent] = []
+        self._open_runs: list[list[TraceEvent]] = []  # the runs in flight (see _held)
         self._events_lock = internal_lock()
         self._stack = contextlib.ExitStack()
         self._active: dict[str, Adapter] = {}
@@ -183,6 +186,28 @@ class FlowsSession:
             for owner, events in _runs.get():
                 if owner is self:
                     events.append(event)
+
+    def _held(self, hold: Hold) -> None:
+        """Virtual time waited for real work outside (real_work.py): one ``clock.held``
+        line for a stretch of waits for the same work (a child's poll loop waits many
+        times, as often as real time allows), with no real durations in it."""
+        with self._events_lock:
+            mine = [events for owner, events in _runs.get() if owner is self]
+            events = mine[-1] if mine else self._open_runs[-1] if self._open_runs else self._events
+            last = events[-1] if events else None
+        same = last is not None and last.kind == "clock.held" and last.name == hold.what
+        if same and (not hold.gave_up or last.get("gave_up") is not None):  # type: ignore[union-attr]
+            return
+        fields = (("gave_up", "the grace ran out; the clock moved on"),) if hold.gave_up else ()
+        event = TraceEvent(kind="clock.held", name=hold.what, fields=fields)
+        if any(owner is self for owner, _ in _runs.get()) or not self._open_runs:
+            self.record(event)
+            return
+        # Held by the loop between task steps (its own context, no run's): the run
+        # in flight gets it.
+        with self._events_lock:
+            self._events.append(event)
+            self._open_runs[-1].append(event)
 
     def event_count(self) -> int:
         """Events recorded so far in the current run (or, outside any run, in the test)."""
@@ -322,10 +347,12 @@ class FlowsSession:
         # or one in a helper thread, each collect exactly their own events.
         events: list[TraceEvent] = []
         token = _runs.set((*_runs.get(), (self, events)))
+        self._open_runs.append(events)
         try:
             with collecting(self.clock) as usage:
                 result = await adapter.run(self, target, args, kwargs)
         finally:
+            self._open_runs = [e for e in self._open_runs if e is not events]
             _runs.reset(token)
         result.usage = usage.finish()
         with self._events_lock:
