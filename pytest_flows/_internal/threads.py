@@ -22,6 +22,7 @@ live in :mod:`pytest_flows._internal.stdlib_seams`.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import math
 import random
 import sys
@@ -142,7 +143,9 @@ class ThreadScheduler:
     def leave(self, p: Participant) -> None:
         """The calling participant is done: hand the baton on and forget this thread."""
         if p.outside:
-            self._reenter(p)
+            # its run may have been aborted while it was outside: it is leaving anyway
+            with contextlib.suppress(FlowsAborted):
+                self._reenter(p)
         stack = _stack()
         if p in stack:
             stack.remove(p)
@@ -577,7 +580,11 @@ class ThreadScheduler:
                 # (a test thread, interpreter shutdown) may still release them.
                 return None
             limit = REAL_IO_PATIENCE if self._watches_sockets() else self.outside_patience()
-            if waited >= limit:
+            if waited >= limit and (
+                waited >= limit + self.block_grace or real_work.in_flight(self.block_grace) is None
+            ):
+                # A deadlock only when nothing outside the scheduler (a thread sleeping
+                # or running, a child process) can still wake a waiter (real_work.py).
                 return self._deadlock(me)
             # Something outside the flow (a socket, a thread of the test) may still
             # wake a participant: give it real time, and let the clock follow by as

@@ -146,3 +146,20 @@ class PoolContext(Flow[Empty]):
     def square(self) -> list[int]:
         with ThreadPool(2) as pool:
             return pool.map(lambda n: n * n, [1, 2, 3])
+
+
+class PipeDeadlock(Flow[Empty]):
+    """A real deadlock over a pipe: a thread waits for a message nobody will send, and
+    the method joins it. Bare crewai hangs here for ever."""
+
+    @start()
+    def wait(self) -> None:
+        from multiprocessing import Pipe
+
+        reader, writer = Pipe(duplex=False)
+        waiter = threading.Thread(target=reader.poll, args=(None,), name="pipe-waiter")
+        waiter.start()
+        try:
+            waiter.join()
+        finally:
+            writer.send(None)  # lets the (by then let go) waiter end

@@ -20,6 +20,7 @@ from outside_work_flows import (
     ChildBesideSleep,
     ImportPool,
     IOThreadFuture,
+    PipeDeadlock,
     PoolContext,
     SpinForEver,
 )
@@ -70,10 +71,18 @@ def test_real_work_outside_the_scheduler_gives_the_bare_result(
     assert _wall() - started < 20
 
 
-def test_the_clock_held_for_the_pool_and_the_scheduler_says_so() -> None:
+def test_the_clock_held_for_the_pool_and_the_trace_says_so() -> None:
     with FlowsSession(test_id="outside-work") as session:
-        assert session.run(ImportPool).output == 7
+        run = session.run(ImportPool)
         held = session.scheduler.threads.real_work.held
+    assert run.output == 7
+    assert run.trace.lines() == [
+        "flow started ImportPool",
+        "method started ask trigger=start",
+        "clock held thread 'import-pool_0' (sleeping in real time)",
+        "method finished ask output=7",
+        "flow finished ImportPool output=7",
+    ]
     assert held, "the jump to the 10 s timeout waited for the pool's thread"
     assert "import-pool" in held[0].what
     assert not held[0].gave_up
@@ -85,7 +94,10 @@ def test_the_child_process_holds_the_clock_beside_the_long_sleep() -> None:
         assert session.run(ChildBesideSleep).output == "child ran"
         held = session.scheduler.threads.real_work.held
         now = session.scheduler.clock.monotonic()
+        lines = session.trace.lines()
     assert any("child process" in h.what for h in held)
+    # one line for the child's whole poll loop (its waits are as many as real time allows)
+    assert lines.count("clock held a child process (still running)") == 1
     assert now >= 2  # the listener's 2 s sleep still passed, in virtual time
 
 
@@ -141,3 +153,20 @@ def test_the_marker_sets_the_spin_limit_and_rejects_a_bad_one(pytester: pytest.P
     result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*@pytest.mark.flows(spin_limit=...) got 0*"])
+
+
+def test_a_real_deadlock_over_a_pipe_is_reported_within_seconds_naming_the_pipe() -> None:
+    # A pipe is written by this process's threads and children only: the report comes
+    # after the deadlock grace (1 s), not after the 60 s a socket gets.
+    started = _wall()
+    with (
+        warnings.catch_warnings(),
+        FlowsSession(test_id="outside-work") as session,
+        pytest.raises(FlowsDeadlockError) as caught,
+    ):
+        warnings.simplefilter("ignore")
+        session.run(PipeDeadlock)
+    message = str(caught.value)
+    assert "a pipe (selectors)" in message
+    assert "pipe-waiter" in message
+    assert _wall() - started < 20
