@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import contextvars
 import datetime as _dt
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -73,7 +74,9 @@ class FlowsSession:
                 block_grace, "FlowsSession(block_grace=...)"
             )
         # The trace says when virtual time waited for real work outside (real_work.py).
-        self.scheduler.threads.real_work.on_hold = self._held
+        # (weakly: a session must die with its test, see test_plugin's KEPT)
+        held = weakref.WeakMethod(self._held)
+        self.scheduler.threads.real_work.on_hold = lambda hold: _call(held, hold)
         if spin_limit is not None:
             self.scheduler.threads.real_work.spin_limit = check_spin_limit(
                 spin_limit, "FlowsSession(spin_limit=...)"
@@ -195,11 +198,13 @@ class FlowsSession:
             mine = [events for owner, events in _runs.get() if owner is self]
             events = mine[-1] if mine else self._open_runs[-1] if self._open_runs else self._events
             last = events[-1] if events else None
-        same = last is not None and last.kind == "clock.held" and last.name == hold.what
+        # the work, not its state at the moment looked (running or sleeping: real time's)
+        name = hold.what.split(" (")[0]
+        same = last is not None and last.kind == "clock.held" and last.name == name
         if same and (not hold.gave_up or last.get("gave_up") is not None):  # type: ignore[union-attr]
             return
         fields = (("gave_up", "the grace ran out; the clock moved on"),) if hold.gave_up else ()
-        event = TraceEvent(kind="clock.held", name=hold.what, fields=fields)
+        event = TraceEvent(kind="clock.held", name=name, fields=fields)
         if any(owner is self for owner, _ in _runs.get()) or not self._open_runs:
             self.record(event)
             return
@@ -372,6 +377,12 @@ class FlowsSession:
                 )
             raise error
         return result
+
+
+def _call(method: weakref.WeakMethod[Any], *args: Any) -> None:
+    bound = method()
+    if bound is not None:
+        bound(*args)
 
 
 def _check_raise_on_error(value: object, method: str) -> None:
