@@ -161,15 +161,23 @@ def _living_child() -> str | None:
     return "a child process (exited, not yet waited for)"
 
 
+def _outside_threads() -> list[threading.Thread]:
+    """The threads the harness does not manage (nor runs itself), but this one."""
+    me = _get_ident()
+    return [
+        thread
+        for thread in threading.enumerate()
+        if thread.ident is not None
+        and thread.ident != me
+        and not isinstance(thread, _RealThread)
+        and not _by_thread.get(thread.ident)  # a participant: the scheduler sees it
+    ]
+
+
 def _running_thread(names: dict[int | None, str]) -> str | None:
     """A thread the harness does not manage that the OS reports running (Linux only)."""
-    me = _get_ident()
-    for thread in threading.enumerate():
+    for thread in _outside_threads():
         ident = thread.ident
-        if ident is None or ident == me or isinstance(thread, _RealThread):
-            continue
-        if _by_thread.get(ident):  # a participant: the scheduler sees it
-            continue
         native = getattr(thread, "native_id", None)
         if native is None:
             continue
@@ -191,7 +199,7 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     if held >= sched.block_grace:
         return None
     what = in_flight(sched.block_grace - held)
-    if what is None and not held and sched.chooser is None:
+    if what is None and not held and sched.chooser is None and _outside_threads():
         # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
         # this thread holds, asleep to the OS: let it take the GIL once, then look again.
         _real_sleep(_GIL_TURN)
