@@ -174,6 +174,26 @@ def _outside_threads() -> list[threading.Thread]:
     ]
 
 
+#: Modules whose waits are I/O waits: a thread in one is woken by the OS or another
+#: process, not by what a flow thread just did (a lock it released, a queue it fed).
+_IO_WAITS = frozenset({"selectors", "socket", "ssl", "select", "multiprocessing.connection"})
+
+
+def _may_wait_for_gil() -> bool:
+    """Whether a thread outside the harness may have just been woken by a flow thread
+    (it waits on a lock, a queue, a future): it would wait for the GIL, asleep to the
+    OS. A thread in an I/O wait (crewai's event-bus loop in its selector) is not."""
+    threads = _outside_threads()
+    if not threads:
+        return False
+    frames = sys._current_frames()
+    for thread in threads:
+        frame = frames.get(thread.ident) if thread.ident is not None else None
+        if frame is None or frame.f_globals.get("__name__") not in _IO_WAITS:
+            return True
+    return False
+
+
 def _running_thread(names: dict[int | None, str]) -> str | None:
     """A thread the harness does not manage that the OS reports running (Linux only)."""
     for thread in _outside_threads():
@@ -199,7 +219,7 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     if held >= sched.block_grace:
         return None
     what = in_flight(sched.block_grace - held)
-    if what is None and not held and sched.chooser is None and _outside_threads():
+    if what is None and not held and sched.chooser is None and _may_wait_for_gil():
         # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
         # this thread holds, asleep to the OS: let it take the GIL once, then look again.
         _real_sleep(_GIL_TURN)
