@@ -82,6 +82,8 @@ _GIL_TURN = 0.0001
 
 #: Threads the harness does not manage, sleeping in real time now: ident -> real end.
 _sleeping: dict[int, float] = {}
+#: ... and when each of those sleeps began (real).
+_slept_since: dict[int, float] = {}
 
 
 @dataclass
@@ -129,11 +131,14 @@ def outside_sleep(seconds: float) -> None:
     """``time.sleep`` on a thread the harness does not manage: real, and known to be
     real work in flight while it lasts."""
     ident = _get_ident()
-    _sleeping[ident] = real_monotonic() + seconds
+    now = real_monotonic()
+    _slept_since[ident] = now
+    _sleeping[ident] = now + seconds
     try:
         _real_sleep(seconds)
     finally:
         _sleeping.pop(ident, None)
+        _slept_since.pop(ident, None)
 
 
 def in_flight(horizon: float) -> str | None:
@@ -148,6 +153,18 @@ def in_flight(horizon: float) -> str | None:
     if child is not None:
         return child
     return _running_thread(names)
+
+
+def _fresh_long_sleep(grace: float) -> str | None:
+    """A thread outside that began a real sleep within the last ``grace`` seconds,
+    which ends later than ``grace`` from now."""
+    now = real_monotonic()
+    for ident, since in list(_slept_since.items()):
+        end = _sleeping.get(ident)
+        if end is not None and now - since <= grace and end - now > grace:
+            name = next((t.name for t in threading.enumerate() if t.ident == ident), ident)
+            return f"thread {name!r} (sleeping in real time)"
+    return None
 
 
 def _living_child() -> str | None:
@@ -225,8 +242,14 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
         _real_sleep(_GIL_TURN)
         what = in_flight(sched.block_grace)
     if what is None:
-        if held:
-            _note(sched, what="", held=held, gave_up=False)
+        # Work just begun that cannot end within the grace (a long real sleep) is let
+        # go: the clock jumps without it, and the warning says so. (A thread sleeping
+        # since long before, a library's heartbeat, is not this run's work.)
+        still = _fresh_long_sleep(sched.block_grace)
+        if held or still is not None:
+            if not held:
+                sched.real_work.hold_started = (sched.clock.monotonic(), still or "")
+            _note(sched, what=still or "", held=held, gave_up=still is not None)
         return None
     started = real_monotonic()
     if not held:

@@ -163,3 +163,19 @@ class PipeDeadlock(Flow[Empty]):
             waiter.join()
         finally:
             writer.send(None)  # lets the (by then let go) waiter end
+
+
+def _slower_seven() -> int:
+    time.sleep(0.3)
+    return 7
+
+
+class SlowImportPool(Flow[Empty]):
+    """A job of the import-time pool that takes longer than the (test's small) grace."""
+
+    @start()
+    def ask(self) -> str:
+        try:
+            return str(POOL.submit(_slower_seven).result(timeout=10))
+        except TimeoutError:
+            return "timed out"

@@ -16,16 +16,18 @@ import warnings
 
 import pytest
 from outside_work_flows import (
+    POOL,
     BusyPoll,
     ChildBesideSleep,
     ImportPool,
     IOThreadFuture,
     PipeDeadlock,
     PoolContext,
+    SlowImportPool,
     SpinForEver,
 )
 
-from pytest_flows import FlowsDeadlockError, FlowsSession
+from pytest_flows import FlowsDeadlockError, FlowsSession, FlowsWarning
 
 
 def _wall() -> float:
@@ -170,3 +172,16 @@ def test_a_real_deadlock_over_a_pipe_is_reported_within_seconds_naming_the_pipe(
     assert "a pipe (selectors)" in message
     assert "pipe-waiter" in message
     assert _wall() - started < 20
+
+
+def test_work_longer_than_the_grace_is_let_go_with_a_warning_naming_it() -> None:
+    # Honest where it cannot be deterministic: the wait is bounded by the block grace
+    # (0.05 s here; the job takes 0.3 s), then the clock jumps and the warning says so.
+    with (
+        pytest.warns(FlowsWarning, match=r"waited 0\.05 real seconds for thread 'import-pool"),
+        FlowsSession(test_id="outside-work", block_grace=0.05) as session,
+    ):
+        run = session.run(SlowImportPool)
+    assert run.output == "timed out"
+    assert "clock held thread 'import-pool_0' gave_up=" in run.trace.render()
+    POOL.submit(int).result()  # the slow job is done before the next test uses the pool
