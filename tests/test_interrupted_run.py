@@ -61,3 +61,39 @@ def test_an_interrupt_while_the_loop_is_parked_ends_the_run() -> None:
     finally:
         signal.signal(signal.SIGUSR1, previous)
     assert time.clock_gettime(time.CLOCK_MONOTONIC) - started < 30
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs POSIX signals")
+@pytest.mark.timeout(60, method="thread")
+def test_an_alarm_while_the_loop_is_parked_inside_a_task_step_ends_the_run() -> None:
+    """Issue 45: the loop parks inside a task step (starting a thread is a switch point)
+    while the thread it started spins with no switch point at all; the alarm's exception
+    lands in the task step. The run ends with it and every thread's stack; it never
+    parks again (before, the task took the exception and the loop parked for ever)."""
+    if threading.get_ident() != threading.main_thread().ident:
+        pytest.skip("signals reach only the main thread")
+    stop: list[bool] = []
+
+    def spin() -> None:
+        while not stop:  # no clock read, no lock: nothing the harness could preempt
+            pass
+
+    async def flow() -> None:
+        threading.Thread(target=spin, name="spinner", daemon=True).start()
+        await asyncio.sleep(1)
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    started = time.clock_gettime(time.CLOCK_MONOTONIC)
+    # the alarm, as pytest-timeout's signal method sets it: by then the loop is parked
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(Interrupted) as caught:
+            run(flow(), Scheduler(seed=0))
+    finally:
+        stop.append(True)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "arrived while" in notes and "the run ends" in notes
+    assert "spinner" in notes  # every thread's stack
+    assert time.clock_gettime(time.CLOCK_MONOTONIC) - started < 30

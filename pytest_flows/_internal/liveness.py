@@ -19,6 +19,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import stat
 import sys
 import traceback
 import weakref
@@ -180,7 +181,12 @@ def describe_block(frame: FrameType) -> tuple[str, bool]:
     where = user or frame
     line = linecache.getline(where.f_code.co_filename, where.f_lineno).strip()
     site = f"{where.f_code.co_filename}:{where.f_lineno}"
-    if in_socket:
+    if in_socket and _pipes_only(frame):
+        # A pipe (multiprocessing's Connection, a pool's change notifier): only this
+        # process's threads and children write it, none of them across a network.
+        in_socket = False
+        kind = f"a pipe ({module})"
+    elif in_socket:
         kind = f"a socket ({module})"
     elif module == "threading":
         kind = "a threading primitive the harness does not manage (built before the test)"
@@ -188,6 +194,19 @@ def describe_block(frame: FrameType) -> tuple[str, bool]:
         kind = "a lock or call the harness does not manage"
     made = _made_where(where, line)
     return f"{kind}, at {site}: {line}{made}", in_socket
+
+
+def _pipes_only(frame: FrameType) -> bool:
+    """Whether ``frame`` waits in a selector whose every file is a pipe."""
+    selector = frame.f_locals.get("self") if frame.f_code.co_name == "select" else None
+    get_map = getattr(selector, "get_map", None)
+    if get_map is None:
+        return False
+    try:
+        fds = [key.fd for key in list(get_map().values())]
+        return bool(fds) and all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in fds)
+    except (OSError, RuntimeError, ValueError, TypeError, AttributeError):
+        return False
 
 
 def _stdlib(frame: FrameType) -> bool:

@@ -58,7 +58,16 @@ FLOWS_FIXTURES = frozenset(
     }
 )
 #: Keyword arguments ``@pytest.mark.flows(...)`` accepts.
-MARKER_KWARGS = ("seed", "allow_hosts", "console", "budget", "schedule", "races", "block_grace")
+MARKER_KWARGS = (
+    "seed",
+    "allow_hosts",
+    "console",
+    "budget",
+    "schedule",
+    "races",
+    "block_grace",
+    "spin_limit",
+)
 
 #: Values of the ``flows_isolation`` ini setting: around each flows test (default),
 #: or for the whole session.
@@ -388,11 +397,12 @@ def _session_for(item: pytest.Item) -> FlowsSession:
             allow_hosts=hosts,
             budget=settings.get("budget"),
             block_grace=grace,
+            spin_limit=settings.get("spin_limit"),
         )
     except FlowsUsageError as exc:
-        raise pytest.UsageError(
-            f"{item.nodeid}: {str(exc).replace('FlowsSession(block_grace=...)', where)}"
-        ) from None
+        text = str(exc).replace("FlowsSession(block_grace=...)", where)
+        text = text.replace("FlowsSession(spin_limit=...)", "@pytest.mark.flows(spin_limit=...)")
+        raise pytest.UsageError(f"{item.nodeid}: {text}") from None
     _explore_settings(item, settings, session)
     return session
 

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import contextvars
 import datetime as _dt
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -35,6 +36,7 @@ from pytest_flows._internal.isolation import deterministic_loops
 from pytest_flows._internal.liveness import check_block_grace
 from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
 from pytest_flows._internal.participants import internal_lock
+from pytest_flows._internal.real_work import Hold, check_spin_limit
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule_runs import following_schedule, noted
 from pytest_flows._internal.stash import SESSION_KEY
@@ -58,6 +60,7 @@ class FlowsSession:
         epoch: _dt.datetime = DEFAULT_EPOCH,
         budget: Any = None,
         block_grace: float | None = None,
+        spin_limit: float | None = None,
     ) -> None:
         self.budget = budget  # @pytest.mark.flows(budget=...), checked at each run
         #: @pytest.mark.flows(schedule=...) / --flows-schedule: every run replays it.
@@ -70,11 +73,20 @@ class FlowsSession:
             self.scheduler.threads.block_grace = check_block_grace(
                 block_grace, "FlowsSession(block_grace=...)"
             )
+        # The trace says when virtual time waited for real work outside (real_work.py).
+        # (weakly: a session must die with its test, see test_plugin's KEPT)
+        held = weakref.WeakMethod(self._held)
+        self.scheduler.threads.real_work.on_hold = lambda hold: _call(held, hold)
+        if spin_limit is not None:
+            self.scheduler.threads.real_work.spin_limit = check_spin_limit(
+                spin_limit, "FlowsSession(spin_limit=...)"
+            )
         self.test_id = test_id
         self.console = console
         self.allow_hosts = check_allow_hosts(allow_hosts, "FlowsSession(allow_hosts=...)")
         self.epoch = epoch
         self._events: list[TraceEvent] = []
+        self._open_runs: list[list[TraceEvent]] = []  # the runs in flight (see _held)
         self._events_lock = internal_lock()
         self._stack = contextlib.ExitStack()
         self._active: dict[str, Adapter] = {}
@@ -177,6 +189,30 @@ class FlowsSession:
             for owner, events in _runs.get():
                 if owner is self:
                     events.append(event)
+
+    def _held(self, hold: Hold) -> None:
+        """Virtual time waited for real work outside (real_work.py): one ``clock.held``
+        line for a stretch of waits for the same work (a child's poll loop waits many
+        times, as often as real time allows), with no real durations in it."""
+        with self._events_lock:
+            mine = [events for owner, events in _runs.get() if owner is self]
+            events = mine[-1] if mine else self._open_runs[-1] if self._open_runs else self._events
+            last = events[-1] if events else None
+        # the work, not its state at the moment looked (running or sleeping: real time's)
+        name = hold.what.split(" (")[0]
+        same = last is not None and last.kind == "clock.held" and last.name == name
+        if same and (not hold.gave_up or last.get("gave_up") is not None):  # type: ignore[union-attr]
+            return
+        fields = (("gave_up", "the grace ran out; the clock moved on"),) if hold.gave_up else ()
+        event = TraceEvent(kind="clock.held", name=name, fields=fields)
+        if any(owner is self for owner, _ in _runs.get()) or not self._open_runs:
+            self.record(event)
+            return
+        # Held by the loop between task steps (its own context, no run's): the run
+        # in flight gets it.
+        with self._events_lock:
+            self._events.append(event)
+            self._open_runs[-1].append(event)
 
     def event_count(self) -> int:
         """Events recorded so far in the current run (or, outside any run, in the test)."""
@@ -316,10 +352,12 @@ class FlowsSession:
         # or one in a helper thread, each collect exactly their own events.
         events: list[TraceEvent] = []
         token = _runs.set((*_runs.get(), (self, events)))
+        self._open_runs.append(events)
         try:
             with collecting(self.clock) as usage:
                 result = await adapter.run(self, target, args, kwargs)
         finally:
+            self._open_runs = [e for e in self._open_runs if e is not events]
             _runs.reset(token)
         result.usage = usage.finish()
         with self._events_lock:
@@ -339,6 +377,12 @@ class FlowsSession:
                 )
             raise error
         return result
+
+
+def _call(method: weakref.WeakMethod[Any], *args: Any) -> None:
+    bound = method()
+    if bound is not None:
+        bound(*args)
 
 
 def _check_raise_on_error(value: object, method: str) -> None:

@@ -42,6 +42,7 @@ from pytest_flows._internal.participants import (
     _RealThread,
     current,
 )
+from pytest_flows._internal.real_work import outside_sleep
 from pytest_flows._internal.seams import Registry, Seam, check
 
 __all__ = [
@@ -145,7 +146,10 @@ def _poke_idle() -> None:
 def _sleep(seconds: float) -> None:
     me = current()
     if me is None:
-        _real_sleep(seconds)
+        if isinstance(seconds, int | float) and 0 < seconds < math.inf:
+            outside_sleep(seconds)  # real work in flight: it holds virtual time (real_work.py)
+        else:
+            _real_sleep(seconds)
         return
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         _real_sleep(seconds)  # the real error for a non-number

@@ -22,6 +22,7 @@ live in :mod:`pytest_flows._internal.stdlib_seams`.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import math
 import random
 import sys
@@ -30,7 +31,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pytest_flows._internal import liveness
+from pytest_flows._internal import liveness, real_work
 from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal.deadlock_report import deadlock_report
 from pytest_flows._internal.errors import FlowsDeadlockError, FlowsUsageError, FlowsWarning
@@ -106,6 +107,9 @@ class ThreadScheduler:
         #: before the others run meanwhile (see :mod:`pytest_flows._internal.liveness`).
         self.block_grace = liveness.DEFAULT_BLOCK_GRACE
         self._warned: set[str] = set()
+        #: Holds of virtual time for real work outside, and spin counting (real_work.py).
+        self.real_work = real_work.RealWork()
+        self._interrupt: BaseException | None = None  # see _interrupted
         liveness.watch(self)
 
     # -- joining and leaving ---------------------------------------------------------
@@ -139,7 +143,9 @@ class ThreadScheduler:
     def leave(self, p: Participant) -> None:
         """The calling participant is done: hand the baton on and forget this thread."""
         if p.outside:
-            self._reenter(p)
+            # its run may have been aborted while it was outside: it is leaving anyway
+            with contextlib.suppress(FlowsAborted):
+                self._reenter(p)
         stack = _stack()
         if p in stack:
             stack.remove(p)
@@ -546,9 +552,11 @@ class ThreadScheduler:
         move the clock, wait for the world outside the flow, or report a deadlock."""
         waited = 0.0
         pause = 0.00005
+        held = 0.0  # real seconds virtual time waited for real work outside (real_work.py)
         while True:
             ready = self._ready()
             if ready:
+                real_work.held_until_ready(self, held)
                 if self.chooser is not None and not self.chooser.passive:
                     workers = [p for p in ready if not p.is_loop]
                     return self._chosen((workers or ready)[0], ready, me)
@@ -558,6 +566,11 @@ class ThreadScheduler:
                 return self._pick(ready)
             due = self._next_deadline()
             if due is not None and not self._watches_sockets():
+                holding = real_work.hold(self, due, held)
+                if holding is not None:
+                    held = holding
+                    continue
+                held = 0.0
                 self.clock.advance_to(due)
                 if self.chooser is not None and not self.chooser.passive:
                     self.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
@@ -567,7 +580,11 @@ class ThreadScheduler:
                 # (a test thread, interpreter shutdown) may still release them.
                 return None
             limit = REAL_IO_PATIENCE if self._watches_sockets() else self.outside_patience()
-            if waited >= limit:
+            if waited >= limit and (
+                waited >= limit + self.block_grace or real_work.in_flight(self.block_grace) is None
+            ):
+                # A deadlock only when nothing outside the scheduler (a thread sleeping
+                # or running, a child process) can still wake a waiter (real_work.py).
                 return self._deadlock(me)
             # Something outside the flow (a socket, a thread of the test) may still
             # wake a participant: give it real time, and let the clock follow by as
@@ -585,6 +602,37 @@ class ThreadScheduler:
     def holder(self) -> Participant | None:
         """The participant holding the baton (None: nobody runs)."""
         return self._holder
+
+    def has_ready(self, me: Participant) -> bool:
+        """Whether a participant other than ``me`` could run now."""
+        return bool(self._ready(exclude=me))
+
+    def spent_quantum(self, me: Participant) -> None:
+        """``me`` spun through a preemption bound (real_work.py): under a seed its
+        priority drops below every other ready thread's, or a spinner drawn highest
+        would win every yield and starve the thread it polls for."""
+        if self.seed == 0:
+            return
+        others = self._ready(exclude=me)
+        if others:
+            me.priority = min(p.priority for p in others) * self._rng.random()
+
+    def next_deadline(self) -> float | None:
+        """The next moment a pending deadline is due (None: none is)."""
+        return self._next_deadline()
+
+    def spinning(self, me: Participant, method: str, limit: float) -> None:
+        """``me`` spun alone for ``limit`` virtual seconds, with nothing that could end it:
+        the run ends, naming the spinning method and every thread's stack."""
+        text = (
+            f"flow thread {me.name!r} kept running {method} for {limit:g} virtual seconds "
+            "without blocking, and nothing else can run, no deadline is pending and no "
+            "work outside the scheduler is in flight: nothing can ever end the loop (bare, "
+            "it would spin for ever). Give the loop a way out (a deadline, a sleep, an "
+            "event another thread sets), or raise the bound with "
+            "flows.scheduler.threads.real_work.spin_limit.\n\n"
+        )
+        self._abort(FlowsDeadlockError(text + deadlock_report(self.clock.monotonic(), [])), me)
 
     def has_outside(self) -> bool:
         """Whether a participant is blocked outside the scheduler."""
@@ -713,9 +761,40 @@ class ThreadScheduler:
             self.chooser.ran(p.seq)
 
     def _park(self, me: Participant) -> None:
-        me._wake.acquire()
+        try:
+            me._wake.acquire()
+        except BaseException as error:
+            # A signal handler raised while this thread was parked (an alarm, Ctrl-C on
+            # the main thread): the run ends here with every thread's stack. Parking
+            # again would leave the run as stuck as it was.
+            self._interrupted(me, error)
+            raise
         if not me.let_go:
             self._check_abort(me)
+
+    def _interrupted(self, me: Participant, error: BaseException) -> None:
+        if self._aborted is not None or self.detached:
+            return
+        report = deadlock_report(self.clock.monotonic(), list(self._parts)).split("\n", 2)[-1]
+        error.add_note(
+            f"pytest-flows: {type(error).__name__} arrived while {me.name!r} waited for its "
+            f"turn; the run ends. Its threads:\n{report}"
+        )
+        with self._mutex:
+            self._aborted = error
+            parked = [p for p in self._parts if p is not me]
+            for p in self._parts:
+                p.cut = True
+            self._parts.clear()
+            self._idle.clear()
+            self._holder = None
+        if me.is_loop and running_task(me) is not None:
+            # Raised inside a task step, the task may take it as its own result: the
+            # loop's next turn raises it again, outside any task, and the run ends.
+            me.cut, me.error = True, error
+            self._interrupt = error
+        for p in parked:
+            _wake(p)
 
     def poke(self) -> None:
         """Something outside the flow released a primitive: if nobody holds the baton,
@@ -772,6 +851,8 @@ class ThreadScheduler:
         if not me.cut:
             return
         if me.error is not None:
+            if me.error is self._interrupt and running_task(me) is not None:
+                return  # raised again only between task steps (see _interrupted)
             error, me.error = me.error, None
             raise error
         if not me.is_loop:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.participants import note_clock_read
+from pytest_flows._internal.real_work import note_read
 
 if TYPE_CHECKING:
     from pytest_flows._internal.loop import VirtualClock
@@ -41,10 +42,12 @@ def virtual_clocks(clock: VirtualClock, epoch: _dt.datetime, fz_api: Any) -> Ite
 
     def monotonic() -> float:
         note_clock_read()
+        note_read()
         return clock.monotonic()
 
     def monotonic_ns() -> int:
         note_clock_read()
+        note_read()
         return clock.monotonic_ns()
 
     # time.time and time.time_ns are freezegun's functions meanwhile: ours take their
@@ -53,12 +56,14 @@ def virtual_clocks(clock: VirtualClock, epoch: _dt.datetime, fz_api: Any) -> Ite
         if real_by_caller():
             return float(real_time())
         note_clock_read()
+        note_read()
         return (wall + clock.monotonic_ns()) / 1e9
 
     def time_ns() -> int:
         if real_by_caller():
             return int(real_time_ns())
         note_clock_read()
+        note_read()
         return wall + clock.monotonic_ns()
 
     time.__name__, time.__qualname__, time.__module__ = "time", "time", "time"
