@@ -24,6 +24,7 @@ __all__ = ["GoldenAdapter", "adapter_for_run", "adapter_named", "run_keys"]
 
 class GoldenAdapter(Protocol):
     framework: str
+
     @property
     def framework_fields(self) -> Mapping[str, str]:
         """Fields the framework owns whose names look secret but hold no credential
