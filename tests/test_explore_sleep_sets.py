@@ -78,3 +78,17 @@ def test_when_every_option_sleeps_the_first_is_taken() -> None:
     sleep.choose(0, (7, 8), 1, loops=set())
     sleep.settle([], (7,), None)
     assert sleep.choose(1, (7,), None, loops=set()) == 0
+
+
+def test_an_after_key_orders_but_never_conflicts() -> None:
+    # The firing look of an and_ whose sources start nothing else reads the other
+    # sources' after: keys: it comes after them in every order, so the two commute for
+    # sleep sets and are never a race, but the reduction orders them (happens-before).
+    from pytest_flows._internal.exploration import _dependent, _ordered
+
+    look = Step(7, 0, writes={"after:join/one": ""})
+    firing = Step(8, 0, reads={"after:join/one": ""}, writes={"after:join/two": ""})
+    assert _asleep_after(_summary(writes=("after:join/one",)), firing)
+    assert not _dependent(look, firing)
+    assert _ordered(look, firing)
+    assert not _ordered(firing, look)

@@ -44,7 +44,15 @@ from pytest_flows._internal.errors import FlowsError, FlowsUsageError, require_b
 from pytest_flows._internal.races import RaceResult, _by_seed, _check_seeds, races
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.schedule import Choice, Chooser, Step, decode, encode
-from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, POSTS, SleepSets, Summary, dependent
+from pytest_flows._internal.schedule_sleep import (
+    AFTER,
+    CLOCK,
+    JOBS,
+    POSTS,
+    SleepSets,
+    Summary,
+    dependent,
+)
 from pytest_flows._internal.threads import MAX_DESCHEDULE, SAME_MOMENT
 from pytest_flows._internal.trace import without_addresses
 
@@ -260,6 +268,12 @@ def _dependent(a: Step, b: Step) -> bool:
     )
 
 
+def _ordered(earlier: Step, later: Step) -> bool:
+    """Whether ``later`` reads an ``after:`` key ``earlier`` wrote: it happens after it in
+    every order (no race: see schedule_sleep.AFTER)."""
+    return any(k.startswith(AFTER) and k in earlier.writes for k in later.reads)
+
+
 def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> None:
     for node in tree:
         if node.choice.kind != "thread" or not reduction:
@@ -291,7 +305,12 @@ def _add_backtracks(chooser: Chooser, tree: list[_Node], reduction: bool) -> Non
             for i in range(j - 1, -1, -1):
                 earlier = steps[i]
                 other = (earlier.thread, earlier.task)
-                if other == task or not _dependent(earlier, later):
+                if other == task:
+                    continue
+                if not _dependent(earlier, later):
+                    if _ordered(earlier, later):
+                        _join(merged, clocks[i])
+                        merged[other] = max(merged.get(other, -1), i)
                     continue
                 if race < 0 and clock.get(other, -1) < i:
                     race = i  # the latest step racing with this one

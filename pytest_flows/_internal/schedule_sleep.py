@@ -53,10 +53,18 @@ class Summary:
     writes: frozenset[str]
 
 
+#: The key prefix of an access that orders but never conflicts: a read of an ``after:``
+#: key happens after the writes of it that ran before, in every order (the adapter says
+#: so only where that holds), so the two are never reversed and commute for sleep sets.
+AFTER = "after:"
+
+
 def overlap(these: Iterable[str], those: Iterable[str]) -> bool:
     """Whether a key of one touches a key of the other: the same, or one inside the
-    other (``state.cfg`` holds ``state.cfg.retries``)."""
+    other (``state.cfg`` holds ``state.cfg.retries``). ``after:`` keys never do."""
     for x in these:
+        if x.startswith(AFTER):
+            continue
         for y in those:
             if x.startswith(_LAST_WRITE) and y.startswith(_LAST_WRITE):
                 if x != y:  # the last of two writes wins: equal values commute

@@ -388,7 +388,17 @@ def recorded_triggers() -> Iterator[None]:
                 record_access(f"fires:{name}", write=True)
         fired = _original_triggered(self, trigger_method, router_only)
         names = {str(n) for n in fired or ()}
+        sole = _sole_joins(self) if joins else set()
         for name in joins:
+            if name in sole:
+                # Its sources start nothing else: which one fires it decides only where
+                # its task is queued, and that is where the last look ran, whichever
+                # source's it is. The looks commute; the firing one comes after all.
+                record_access(f"after:{name}/{trigger}", write=True)
+                if name in names:
+                    for source in _join_sources(self, name):
+                        record_access(f"after:{name}/{source}", write=False)
+                continue
             # An and_ of methods fires once all have ended: the sources' looks commute
             # (each adds its own end), the one that fires it reads them all. Which one
             # that is still matters (the listener's task is queued where it fires).
@@ -399,6 +409,33 @@ def recorded_triggers() -> Iterator[None]:
 
     with _TRIGGERED.replace(triggered):
         yield
+
+
+def _join_sources(flow: Any, name: str) -> list[str]:
+    definition = _definition(flow, name)
+    return [] if definition is None else condition_leaves(definition.listen)
+
+
+def _sole_joins(flow: Any) -> set[str]:
+    """The plain ``and_`` listeners whose sources start nothing else (no other listener
+    waits on any of them), in a flow where every method runs at most once (no router,
+    no start that also listens): which source's end fires such a join decides only
+    where the join's task is queued, and that is where the last look ran, whoever's it
+    is; every other look comes before it in every order (see docs/exploration.md)."""
+    methods = compat.flow_definition(flow).methods
+    if any(d.router or (d.start and d.listen is not None) for d in methods.values()):
+        return set()
+    listeners = [(str(name), condition) for name, _d, condition in flow._listener_methods()]
+    found: set[str] = set()
+    for name, condition in listeners:
+        if isinstance(condition, str) or not _plain_and(condition):
+            continue
+        others = {
+            leaf for other, cond in listeners if other != name for leaf in condition_leaves(cond)
+        }
+        if not set(condition_leaves(condition)) & others:
+            found.add(name)
+    return found
 
 
 def _plain_and(condition: Any) -> bool:

@@ -35,7 +35,7 @@ from explore_flows import (
     Three,
     ThreeAsync,
 )
-from reduction_flows import LostUpdateJoined, OwnFieldsJoined
+from reduction_flows import LostUpdateJoined, OwnFieldsJoined, SleepingRacers
 from scheduler_flows import GuardedUpdate, LostUpdate
 from soundness_flows import (
     AppendOrder,
@@ -79,6 +79,7 @@ CORPUS = [
     ThreeAsync,
     OwnFieldsJoined,
     LostUpdateJoined,
+    SleepingRacers,
     NestedCopy,
     AliasAppend,
     GlobalLog,

@@ -3,9 +3,10 @@ schedules, and a real race whose orders are counted."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
-from crewai.flow.flow import Flow, and_, listen, start
+from crewai.flow.flow import Flow, and_, listen, or_, start
 from pydantic import BaseModel
 
 
@@ -76,3 +77,36 @@ class LostUpdateJoined(Flow[Counter]):
     @listen(and_(a, b, c))
     def join(self) -> int:
         return self.state.n
+
+
+class Winner(BaseModel):
+    got: str = ""
+
+
+class SleepingRacers(Flow[Winner]):
+    """Three async listeners each ``await asyncio.sleep(1)`` and return their name; an
+    ``or_`` listener records which output it got (issue 42's first shape)."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    async def a(self) -> str:
+        await asyncio.sleep(1)
+        return "a"
+
+    @listen(begin)
+    async def b(self) -> str:
+        await asyncio.sleep(1)
+        return "b"
+
+    @listen(begin)
+    async def c(self) -> str:
+        await asyncio.sleep(1)
+        return "c"
+
+    @listen(or_(a, b, c))
+    def first(self, got: str) -> str:
+        self.state.got = got
+        return got
