@@ -40,14 +40,18 @@ def virtual_clocks(clock: VirtualClock, epoch: _dt.datetime, fz_api: Any) -> Ite
     real_by_caller = fz_api._should_use_real_time
     real_time, real_time_ns = fz_api.real_time, fz_api.real_time_ns
 
-    def monotonic() -> float:
+    def noted() -> None:
+        # One read seen by both: the schedule being explored, and the spin count
+        # that preempts a thread polling the clock (real_work.py).
         note_clock_read()
         note_read()
+
+    def monotonic() -> float:
+        noted()
         return clock.monotonic()
 
     def monotonic_ns() -> int:
-        note_clock_read()
-        note_read()
+        noted()
         return clock.monotonic_ns()
 
     # time.time and time.time_ns are freezegun's functions meanwhile: ours take their
@@ -55,15 +59,13 @@ def virtual_clocks(clock: VirtualClock, epoch: _dt.datetime, fz_api: Any) -> Ite
     def time() -> float:
         if real_by_caller():
             return float(real_time())
-        note_clock_read()
-        note_read()
+        noted()
         return (wall + clock.monotonic_ns()) / 1e9
 
     def time_ns() -> int:
         if real_by_caller():
             return int(real_time_ns())
-        note_clock_read()
-        note_read()
+        noted()
         return wall + clock.monotonic_ns()
 
     time.__name__, time.__qualname__, time.__module__ = "time", "time", "time"
