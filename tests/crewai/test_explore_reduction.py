@@ -3,6 +3,8 @@ and a real race costs at most the distinct orders of its accesses."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from reduction_flows import LostUpdateJoined, OwnFieldsJoined, SleepingRacers
 
@@ -12,18 +14,24 @@ from pytest_flows._internal.exploration import outcome_key
 _ID = "tests::reduction"
 
 
+def explored_and_seeded(flow: type, max_schedules: int, seeds: int) -> tuple[Any, set[str]]:
+    """A search of ``flow`` and the outcomes seeds ``0..seeds-1`` reach (to be a subset)."""
+    with FlowsSession(test_id=_ID) as session:
+        found = explore(session, flow, max_schedules=max_schedules)
+    reached = set()
+    for seed in range(seeds):
+        with FlowsSession(seed=seed, test_id=_ID) as seeded:
+            reached.add(outcome_key(seeded.run(flow)))
+    return found, reached
+
+
 def test_an_and_joins_sources_ending_in_any_order_cost_little() -> None:
     # Three listeners on their own fields, joined by an and_: one outcome, one schedule.
     # Their ends start nothing but the join, so which one fires it decides only where
     # the join's task is queued, which is where the last end ran whoever's it is: the
     # looks commute and the firing one is ordered after the others (5 schedules while
     # the firing look read the others' ends as a race, 26 while every look wrote one key).
-    with FlowsSession(test_id=_ID) as session:
-        found = explore(session, OwnFieldsJoined, max_schedules=50)
-    reached = set()
-    for seed in range(16):
-        with FlowsSession(seed=seed, test_id=_ID) as seeded:
-            reached.add(outcome_key(seeded.run(OwnFieldsJoined)))
+    found, reached = explored_and_seeded(OwnFieldsJoined, 50, seeds=16)
     assert found.complete, found.caveat
     assert [o.output for o in found] == ["111"]
     assert found.schedules_run == 1
@@ -49,12 +57,7 @@ def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     # places for the reads = 36 behaviours, times the 3 sources that can end last for
     # the and_. The search completes in 574 schedules (2,954 while the and_'s firing
     # look raced with the other looks; not complete in 20,000 before issue 42).
-    with FlowsSession(test_id=_ID) as session:
-        found = explore(session, LostUpdateJoined, max_schedules=4_000)
-    reached = set()
-    for seed in range(32):
-        with FlowsSession(seed=seed, test_id=_ID) as seeded:
-            reached.add(outcome_key(seeded.run(LostUpdateJoined)))
+    found, reached = explored_and_seeded(LostUpdateJoined, 4_000, seeds=32)
     assert found.complete, found.caveat
     assert found.schedules_run <= 600
     assert sorted(o.output for o in found) == [1, 2, 3]
@@ -68,12 +71,7 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # or_ listener got, the winner and who lost or was cancelled: seeds 0..399 reach 27
     # of them, the search 51, so no complete search can take 6 schedules. It takes
     # 2,202 (6 racer start orders times 367): see docs/exploration.md.
-    with FlowsSession(test_id=_ID) as session:
-        found = explore(session, SleepingRacers, max_schedules=3_000)
-    reached = set()
-    for seed in range(32):
-        with FlowsSession(seed=seed, test_id=_ID) as seeded:
-            reached.add(outcome_key(seeded.run(SleepingRacers)))
+    found, reached = explored_and_seeded(SleepingRacers, 3_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
     assert found.schedules_run <= 2_300
