@@ -82,11 +82,12 @@ def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     # Their reads and writes have at most 6!/(2!2!2!) = 90 orders (each listener reads
     # before it writes); up to reads commuting with reads, 3! write orders times 1*2*3
     # places for the reads = 36 traces. The search runs every one of the 90 orders (and
-    # so the 36 traces), in 574 schedules: the other 484 hold a reader back past a move
-    # of the clock with no write in between (a later deadline: another trace of the
-    # search's model, not another order of the accesses; docs/exploration.md). 2,954
-    # while the and_'s firing look raced with the other looks; not complete in 20,000
-    # before issue 42.
+    # so the 36 traces), in 574 schedules: the others order the same accesses otherwise
+    # against the clock's moves (266 orders with the moves: a reader held back past a
+    # move sets a later deadline) and against the and_'s looks and the loop's turns,
+    # other traces of the search's model, not of the accesses (docs/exploration.md).
+    # 2,954 while the and_'s firing look raced with the other looks; not complete in
+    # 20,000 before issue 42.
     found, reached = explored_and_seeded(LostUpdateJoined, 4_000, seeds=32)
     assert found.complete, found.caveat
     orders, traces = access_orders(found, "state.n", {"a", "b", "c"})
