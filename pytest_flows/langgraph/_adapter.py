@@ -43,6 +43,7 @@ from pytest_flows.langgraph._tracing import GraphWatch, Handler, current_handler
 if TYPE_CHECKING:
     from pytest_flows.adapters import (
         FakeTools,
+        FlowGraph,
         FlowsSession,
         FlowStore,
         LLMScript,
@@ -149,6 +150,11 @@ class LangGraphAdapter(AdapterBase):
         return session.run(
             paused.flow, Command(resume=feedback), config=paused.config, raise_on_error=False
         )
+
+    def graph(self, flow: Any) -> FlowGraph:
+        from pytest_flows.langgraph._graph import coverage_graph
+
+        return coverage_graph(flow)
 
     def seams(self) -> Sequence[object]:
         from pytest_flows.langgraph._seams import SEAMS
