@@ -38,7 +38,14 @@ from pytest_flows._internal.script import Request, plain
 from pytest_flows._internal.seams import Registry, Seam, replaced
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.store import FlowStore
-from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
+from pytest_flows._internal.store_records import (
+    CheckpointRecord,
+    CrashPoint,
+    SimulatedCrash,
+    StateSave,
+    StoreBackend,
+    StoreCorruptedError,
+)
 from pytest_flows._internal.tool_script import FakeTools
 from pytest_flows._internal.trace import TraceEvent
 
@@ -51,6 +58,8 @@ __all__ = [
     "AdapterSpec",
     "Binding",
     "Branch",
+    "CheckpointRecord",
+    "CrashPoint",
     "FakeCrews",
     "FakeTools",
     "FieldChange",
@@ -72,7 +81,9 @@ __all__ = [
     "ScriptedHuman",
     "Seam",
     "SimulatedCrash",
+    "StateSave",
     "StoreBackend",
+    "StoreCorruptedError",
     "TraceEvent",
     "check_offered",
     "differences",
