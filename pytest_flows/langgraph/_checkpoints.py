@@ -23,9 +23,7 @@ call whatever a stored payload names.
 
 from __future__ import annotations
 
-import base64
 import builtins
-import contextlib
 import itertools
 import json
 import threading
@@ -33,7 +31,6 @@ import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-import ormsgpack
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -47,16 +44,26 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from pytest_flows.adapters import FlowStore, SimulatedCrash, StoreCorruptedError
+from pytest_flows.langgraph._checkpoint_admin import ThreadAdmin
+from pytest_flows.langgraph._checkpoint_codec import (
+    Typed,
+    corrupted,
+    load_document,
+    named_types,
+    pack,
+    put_method,
+    put_note,
+    restricted,
+    short_ns,
+    unpack,
+    writes_method,
+)
 
 __all__ = ["FRAMEWORK", "FlowsCheckpointSaver", "state_key"]
 
 FRAMEWORK = "langgraph"
-
-Typed = tuple[str, bytes]
 
 
 def state_key(thread_id: Any) -> str:
@@ -67,70 +74,6 @@ def state_key(thread_id: Any) -> str:
         return FlowStore.check_id(text)
     except ValueError:
         return "thread-" + urllib.parse.quote(text, safe="")
-
-
-def _pack(typed: Typed) -> list[str]:
-    return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
-
-
-def _unpack(value: Any, what: str) -> Typed:
-    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(v, str) for v in value):
-        raise StoreCorruptedError(
-            f"flow_store: {what} is not a [type, base64] pair; it was changed after it was "
-            "written (flow_store.tamper?). Discard the record with flow_store.discard(...)."
-        )
-    try:
-        return value[0], base64.b64decode(value[1], validate=True)
-    except ValueError:
-        raise StoreCorruptedError(
-            f"flow_store: {what} is not valid base64; it was changed after it was written "
-            "(flow_store.tamper?). Discard the record with flow_store.discard(...)."
-        ) from None
-
-
-# -- reading what was not written as it is -------------------------------------------
-_NAMED_EXTS = frozenset({0, 1, 2, 3, 4, 5})  # msgpack exts that name a (module, name)
-
-
-def named_types(serde: SerializerProtocol, typed: Typed) -> set[tuple[str, ...]]:
-    """The ``(module, name)`` pairs a serialized value names, read without building any."""
-    kind, data = typed
-    if "+" in kind and isinstance(serde, EncryptedSerializer):
-        kind, cipher = kind.split("+", 1)
-        data = serde.cipher.decrypt(cipher, data)
-    found: set[tuple[str, ...]] = set()
-    if kind != "msgpack":
-        return found
-
-    def collect(code: int, payload: bytes) -> None:
-        inner = ormsgpack.unpackb(payload, ext_hook=collect, option=ormsgpack.OPT_NON_STR_KEYS)
-        named = isinstance(inner, list | tuple) and len(inner) >= 2
-        if (
-            code in _NAMED_EXTS
-            and named
-            and isinstance(inner[0], str)
-            and isinstance(inner[1], str)
-        ):
-            found.add((inner[0], inner[1]))
-        return None
-
-    with contextlib.suppress(ormsgpack.MsgpackDecodeError, ValueError, TypeError):
-        ormsgpack.unpackb(data, ext_hook=collect, option=ormsgpack.OPT_NON_STR_KEYS)
-    return found
-
-
-def restricted(serde: SerializerProtocol, allowed: set[tuple[str, ...]]) -> SerializerProtocol:
-    """``serde`` limited to its safe types and ``allowed``: a tampered record's reader."""
-    if isinstance(serde, EncryptedSerializer):
-        return EncryptedSerializer(serde.cipher, restricted(serde.serde, allowed))
-    if isinstance(serde, JsonPlusSerializer) or not hasattr(serde, "loads_typed"):
-        return JsonPlusSerializer(
-            pickle_fallback=False,
-            allowed_json_modules=None,
-            allowed_msgpack_modules=tuple(allowed) if allowed else None,
-        )
-    # A serializer of the user's own: its rules are the only ones there are.
-    return serde
 
 
 class _Shelf:
@@ -154,13 +97,15 @@ class _Shelf:
         self.crashed: SimulatedCrash | None = None
 
 
-class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
+class FlowsCheckpointSaver(ThreadAdmin, BaseCheckpointSaver[str]):
     """A ``BaseCheckpointSaver`` over ``flow_store`` (or a private store of its own).
 
     ``serde`` is the serializer (LangGraph's default ``JsonPlusSerializer`` if
     not given); :meth:`serving` makes a copy that uses the serializer of the
     checkpointer a graph was compiled with, sharing this saver's storage.
     """
+
+    _shelf: _Shelf
 
     def __init__(
         self, *, store: FlowStore | None = None, serde: SerializerProtocol | None = None
@@ -253,7 +198,7 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
         blobs = {
             channel: {
                 "version": version,
-                "value": _pack(
+                "value": pack(
                     self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
                 ),
             }
@@ -265,8 +210,8 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
             "checkpoint_ns": ns,
             "checkpoint_id": checkpoint_id,
             "parent_checkpoint_id": parent,
-            "checkpoint": _pack(self.serde.dumps_typed(stored)),
-            "metadata": _pack(self.serde.dumps_typed(full_metadata)),
+            "checkpoint": pack(self.serde.dumps_typed(stored)),
+            "metadata": pack(self.serde.dumps_typed(full_metadata)),
             "blobs": blobs,
         }
         key = state_key(thread_id)
@@ -274,13 +219,21 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
 
         def commit(index: int, raw: str) -> None:
             self._add_checkpoint(
-                key, thread_id, ns, checkpoint_id, parent, location, document, full_metadata
+                key,
+                thread_id,
+                ns,
+                checkpoint_id,
+                parent,
+                location,
+                document,
+                full_metadata,
+                dict(checkpoint["channel_versions"]),
             )
             for channel, version in new_versions.items():
                 shelf.blobs[(thread_id, ns, channel, version)] = location
 
         with shelf.lock:
-            self._save(key, _put_method(ns, full_metadata), _put_note(ns, checkpoint_id), commit)
+            self._save(key, put_method(ns, full_metadata), put_note(ns, checkpoint_id), commit)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -299,6 +252,7 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
         location: str,
         document: dict[str, Any],
         metadata: CheckpointMetadata,
+        versions: dict[str, Any],
     ) -> None:
         shelf = self._shelf
         raw = json.dumps(document, sort_keys=True)
@@ -322,7 +276,7 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
             framework=FRAMEWORK,
             kind="json",
             base=key,
-            state=self._display_state(document),
+            state=self._display_state(document, versions, known.get(parent or "")),
         )
 
     def _branch(
@@ -330,20 +284,28 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
     ) -> str:
         """The lineage label: the thread's, a new ``~n`` one where a parent gets a second
         child (a fork: ``update_state`` or a run from an older checkpoint)."""
-        base = f"{key}/{_short_ns(ns)}" if ns else key
+        base = f"{key}/{short_ns(ns)}" if ns else key
         if parent is None or parent not in known:
             return base
         siblings = sum(1 for _, p, _ in known.values() if p == parent)
         parent_branch = self._shelf.branches.get(known[parent][0], base)
         return parent_branch if siblings == 0 else f"{parent_branch}~{siblings + 1}"
 
-    def _display_state(self, document: dict[str, Any]) -> dict[str, Any]:
-        """The channel values this put wrote, decoded as a load would (its own bytes)."""
-        state = {}
+    def _display_state(
+        self,
+        document: dict[str, Any],
+        versions: dict[str, Any],
+        parent: tuple[str, str | None, str] | None,
+    ) -> dict[str, Any]:
+        """The state channels a load of this checkpoint gives: those this put wrote,
+        decoded from its own bytes as a load would, and the rest as its parent held them."""
+        before = self._shelf.store.find_checkpoint(parent[0]) if parent else None
+        kept = before.state if before is not None and before.state is not None else {}
+        state = {channel: value for channel, value in kept.items() if channel in versions}
         for channel, blob in document["blobs"].items():
             if channel.startswith(("branch:", "__", "join:")) or blob["value"][0] == "empty":
                 continue
-            state[channel] = self.serde.loads_typed(_unpack(blob["value"], channel))
+            state[channel] = self.serde.loads_typed(unpack(blob["value"], channel))
         return state
 
     def put_writes(
@@ -376,9 +338,9 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
                 "checkpoint_id": checkpoint_id,
                 "task_id": task_id,
                 "task_path": task_path,
-                "writes": [[inner[1], channel, _pack(typed)] for inner, channel, typed in entries],
+                "writes": [[inner[1], channel, pack(typed)] for inner, channel, typed in entries],
             }
-            method = _writes_method(ns, task_path, [channel for _, channel, _ in entries])
+            method = writes_method(ns, task_path, [channel for _, channel, _ in entries])
 
             def commit(index: int, raw: str) -> None:
                 shelf.saves.setdefault(key, {})[index] = (raw, task_path)
@@ -402,18 +364,16 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
                 continue  # discarded from flow_store
             if index not in documents:
                 written, task_path = shelf.saves[key][index]
-                current = _load_document(
-                    raws[index], f"the writes saved as save {index} of {key!r}"
-                )
+                current = load_document(raws[index], f"the writes saved as save {index} of {key!r}")
                 original = json.loads(written) if raws[index] != written else None
                 documents[index] = (current, original)
             current, original = documents[index]
             try:
                 _, channel, packed = current["writes"][at]
             except (KeyError, IndexError, TypeError, ValueError):
-                raise _corrupted(f"the writes saved as save {index} of {key!r}") from None
-            typed = _unpack(packed, f"a write of save {index} of {key!r}")
-            first = _unpack(original["writes"][at][2], "") if original is not None else typed
+                raise corrupted(f"the writes saved as save {index} of {key!r}") from None
+            typed = unpack(packed, f"a write of save {index} of {key!r}")
+            first = unpack(original["writes"][at][2], "") if original is not None else typed
             task_path = shelf.saves[key][index][1]
             rows.append((task_path, task_id, idx, channel, self._read(typed, first)))
         rows.sort(key=lambda r: writes_sort_key(r[0], r[1], r[2]))
@@ -429,20 +389,20 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
         if record is None:
             return None  # discarded from flow_store
         what = f"checkpoint {record.n} ({checkpoint_id}, thread {thread_id!r})"
-        document = _load_document(record.raw, what)
+        document = load_document(record.raw, what)
         original = json.loads(written) if record.raw != written else None
         try:
             stored = self._read(
-                _unpack(document["checkpoint"], what),
-                _unpack(original["checkpoint"], what) if original else None,
+                unpack(document["checkpoint"], what),
+                unpack(original["checkpoint"], what) if original else None,
             )
             metadata = self._read(
-                _unpack(document["metadata"], what),
-                _unpack(original["metadata"], what) if original else None,
+                unpack(document["metadata"], what),
+                unpack(original["metadata"], what) if original else None,
             )
             versions = dict(stored["channel_versions"])
         except (KeyError, TypeError):
-            raise _corrupted(what) from None
+            raise corrupted(what) from None
         values = {}
         for channel, version in versions.items():
             value = self._blob(thread_id, ns, channel, version)
@@ -484,16 +444,16 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
             return _EMPTY
         what = f"checkpoint {record.n} ({record.id}), channel {channel!r}"
         written = _written_raw(shelf, thread_id, ns, record.id)
-        document = _load_document(record.raw, what)
+        document = load_document(record.raw, what)
         try:
-            typed = _unpack(document["blobs"][channel]["value"], what)
+            typed = unpack(document["blobs"][channel]["value"], what)
             first = (
-                _unpack(json.loads(written)["blobs"][channel]["value"], what)
+                unpack(json.loads(written)["blobs"][channel]["value"], what)
                 if written is not None and written != record.raw
                 else typed
             )
         except (KeyError, TypeError):
-            raise _corrupted(what) from None
+            raise corrupted(what) from None
         if typed[0] == "empty":
             return _EMPTY
         return self._read(typed, first)
@@ -588,88 +548,6 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
         for blob_key in [k for k, loc in shelf.blobs.items() if loc in gone]:
             del shelf.blobs[blob_key]
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        doomed = set(run_ids)
-        shelf = self._shelf
-        with shelf.lock:
-            for thread_id, namespaces in list(shelf.checkpoints.items()):
-                for ns, known in namespaces.items():
-                    for checkpoint_id in list(known):
-                        item = self._tuple(thread_id, ns, checkpoint_id)
-                        if item is not None and item.metadata.get("run_id") in doomed:
-                            self._forget(thread_id, {ns: {checkpoint_id: known[checkpoint_id]}})
-                            del known[checkpoint_id]
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        shelf = self._shelf
-        with shelf.lock:
-            items = sorted(
-                (
-                    t
-                    for t in self._list(
-                        {"configurable": {"thread_id": source_thread_id}},
-                        filter=None,
-                        before=None,
-                        limit=None,
-                    )
-                ),
-                key=lambda t: t.checkpoint["id"],
-            )
-            for item in items:
-                ns = item.config["configurable"]["checkpoint_ns"]
-                parent = (
-                    item.parent_config["configurable"]["checkpoint_id"]
-                    if item.parent_config
-                    else None
-                )
-                target: RunnableConfig = {
-                    "configurable": {
-                        "thread_id": target_thread_id,
-                        "checkpoint_ns": ns,
-                        **({"checkpoint_id": parent} if parent else {}),
-                    }
-                }
-                metadata = dict(item.metadata)
-                versions = item.checkpoint["channel_versions"]
-                self.put(target, item.checkpoint, metadata, versions)  # type: ignore[arg-type]
-                by_task: dict[str, list[tuple[str, Any]]] = {}
-                for task_id, channel, value in item.pending_writes or []:
-                    by_task.setdefault(task_id, []).append((channel, value))
-                written = {**target["configurable"], "checkpoint_id": item.checkpoint["id"]}
-                for task_id, task_writes in by_task.items():
-                    self.put_writes({"configurable": written}, task_writes, task_id)
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``"delete"``: drop the threads; ``"keep_latest"``: keep each namespace's latest
-        checkpoint (re-stored with every channel value it reads) and its writes."""
-        if strategy not in ("keep_latest", "delete"):
-            raise ValueError(f"prune(strategy={strategy!r}): use 'keep_latest' or 'delete'.")
-        shelf = self._shelf
-        with shelf.lock:
-            for thread_id in thread_ids:
-                if strategy == "delete":
-                    self.delete_thread(thread_id)
-                    continue
-                for ns, known in list(shelf.checkpoints.get(thread_id, {}).items()):
-                    if len(known) <= 1:
-                        continue
-                    latest = self._tuple(thread_id, ns, max(known))
-                    others = {cid: e for cid, e in known.items() if cid != max(known)}
-                    self._forget(thread_id, {ns: others})
-                    for cid in others:
-                        del known[cid]
-                    if latest is None:
-                        continue
-                    # The kept checkpoint may read blobs the dropped ones held: store it whole.
-                    keep = latest.checkpoint
-                    config: RunnableConfig = {
-                        "configurable": {"thread_id": thread_id, "checkpoint_ns": ns}
-                    }
-                    writes = shelf.writes.pop((thread_id, ns, keep["id"]), {})
-                    self._forget(thread_id, {ns: {keep["id"]: known.pop(keep["id"])}})
-                    shelf.writes[(thread_id, ns, keep["id"])] = writes
-                    self.put(config, keep, latest.metadata, keep["channel_versions"])
-
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self.get_tuple(config)
 
@@ -705,15 +583,6 @@ class FlowsCheckpointSaver(BaseCheckpointSaver[str]):
     async def adelete_thread(self, thread_id: str) -> None:
         self.delete_thread(thread_id)
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
-
     def get_next_version(self, current: str | None, channel: None) -> str:
         """As ``InMemorySaver``'s, with a counter where it draws ``random.random()``: the
         suffix keeps versions of two forks apart; a counter needs no seeding."""
@@ -737,44 +606,3 @@ _EMPTY = object()
 def _written_raw(shelf: _Shelf, thread_id: Any, ns: str, checkpoint_id: str) -> str | None:
     entry = shelf.checkpoints.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
     return entry[2] if entry is not None else None
-
-
-def _corrupted(what: str) -> StoreCorruptedError:
-    return StoreCorruptedError(
-        f"flow_store: {what} no longer has the shape the saver wrote; it was changed after it "
-        "was written (flow_store.tamper?). Nothing else in the store is affected: discard "
-        "this record with flow_store.discard(...)."
-    )
-
-
-def _load_document(raw: str, what: str) -> dict[str, Any]:
-    try:
-        document = json.loads(raw)
-    except ValueError:
-        raise StoreCorruptedError(
-            f"flow_store: {what} is not valid JSON; it was changed after it was written "
-            "(flow_store.tamper?) or truncated. Discard it with flow_store.discard(...)."
-        ) from None
-    if not isinstance(document, dict):
-        raise _corrupted(what)
-    return document
-
-
-def _short_ns(ns: str) -> str:
-    """``"sub:3f2a|inner:9c"`` -> ``"sub/inner"`` (task ids left out)."""
-    return "/".join(part.split(":", 1)[0] for part in ns.split("|")) if ns else ""
-
-
-def _put_method(ns: str, metadata: CheckpointMetadata) -> str:
-    where = f" {_short_ns(ns)}" if ns else ""
-    return f"put{where} step {metadata.get('step', '?')} ({metadata.get('source', '?')})"
-
-
-def _put_note(ns: str, checkpoint_id: str) -> dict[str, Any]:
-    return {"put": checkpoint_id, "checkpoint_ns": ns}
-
-
-def _writes_method(ns: str, task_path: str, channels: Sequence[str]) -> str:
-    node = task_path.rsplit(",", 1)[-1].strip(" ()'~") if task_path else ""
-    where = f"{_short_ns(ns)}/" if ns else ""
-    return f"put_writes {where}{node or '?'}: {', '.join(channels)}"
