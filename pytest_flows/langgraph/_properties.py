@@ -312,17 +312,12 @@ def assert_crash_resume(case: GraphCase, point: CrashPoint) -> None:
             f"crash-resume equivalence fails for {case.describe()}: crashed {point} "
             f"(thread {thread_id!r}), restarted with stream(None, {{thread_id}}).\n  "
             + "\n  ".join(problems)
-            + _upstream_hint_crash(case, point)
+            + "\nA node that is not safe to run again is the usual cause: on a restart LangGraph "
+            "re-runs every task of the step whose writes were not durable (work outside the "
+            "state, such as a sent mail or a counter, happens twice)."
             + "\nReproduce:\n"
             + _reproducer("assert_crash_resume", case, crash=repr(point))
         )
-
-
-def _upstream_hint_crash(case: GraphCase, point: CrashPoint) -> str:
-    if case.durability == "sync":
-        bug = UPSTREAM_BUGS["langgraph#8039"]
-        return f"\nIf a node ran twice or not at all: langgraph#8039 ({bug})."
-    return ""
 
 
 def check_crash_resume(
@@ -361,21 +356,32 @@ def crash_points(
 
 
 # -- time travel ---------------------------------------------------------------------------
-def _nodes_after(saves: Sequence[StateSave], checkpoint_id: str | None) -> list[list[str]]:
-    """The writes per root superstep after the put of ``checkpoint_id`` (None: from the
-    first save), each superstep sorted (parallel writes land in completion order)."""
-    steps: list[list[str]] = [[]]
-    started = checkpoint_id is None
+def _nodes_after(
+    saves: Sequence[StateSave], root: str | None = None, inner: str | None = None
+) -> dict[str, Any]:
+    """What ran, from the durable writes: the root's per checkpoint they were written
+    against (in checkpoint order), the subgraphs' as one sorted list. Writes land in
+    completion order (and under ``"async"`` a step's writes may land before its
+    checkpoint): grouping by the checkpoint each names is what is stable.
+
+    ``root``/``inner``: only writes against root checkpoints from ``root`` on and
+    subgraph checkpoints from ``inner`` on (ids grow with time)."""
+    steps: dict[str, list[str]] = {}
+    nested: list[str] = []
     for save in saves:
         note = json.loads(save.raw)
         if "put" in note:
-            if note["put"] == checkpoint_id:
-                started = True
-            elif started and not note.get("checkpoint_ns"):
-                steps.append([])
-        elif started:
-            steps[-1].append(save.method)
-    return [sorted(step) for step in steps if step]
+            continue
+        checkpoint_id = str(note.get("checkpoint_id", ""))
+        if note.get("checkpoint_ns"):
+            if inner is None or checkpoint_id >= inner:
+                nested.append(save.method)
+        elif root is None or checkpoint_id >= root:
+            steps.setdefault(checkpoint_id, []).append(save.method)
+    return {
+        "root": [sorted(steps[key]) for key in sorted(steps)],
+        "subgraphs": sorted(nested),
+    }
 
 
 def assert_time_travel(case: GraphCase, checkpoint: int, *, subgraphs: bool = False) -> None:
@@ -393,11 +399,15 @@ def assert_time_travel(case: GraphCase, checkpoint: int, *, subgraphs: bool = Fa
     namespace = chosen.config["configurable"].get("checkpoint_ns", "")
     replay = case.drive(baseline.thread_id, None, start=chosen.config)
     problems = _problems(baseline, replay)
-    expected: list[list[str]] = []
-    got: list[list[str]] = []
+    expected: dict[str, Any] = {}
+    got: dict[str, Any] = {}
     if case.durability != "exit":
-        expected = _nodes_after(baseline.saves, checkpoint_id)
-        got = _nodes_after(replay.saves, None)
+        if namespace:
+            parent = chosen.metadata.get("parents", {}).get("", "")
+            expected = _nodes_after(baseline.saves, parent, checkpoint_id)
+        else:
+            expected = _nodes_after(baseline.saves, checkpoint_id, checkpoint_id)
+        got = _nodes_after(replay.saves)
         if expected != got:
             problems.append(f"ran {got} after the checkpoint; the run ran {expected}")
     if problems:
@@ -418,14 +428,14 @@ def assert_time_travel(case: GraphCase, checkpoint: int, *, subgraphs: bool = Fa
         )
 
 
-def _upstream_hint_travel(namespace: str, expected: list[list[str]], got: list[list[str]]) -> str:
+def _upstream_hint_travel(namespace: str, expected: dict[str, Any], got: dict[str, Any]) -> str:
     """langgraph#8458 when a replay from inside a subgraph ran that subgraph's start."""
     if not namespace:
         return ""
     sub = namespace.split(":")[0]
     start = f"put_writes {sub}/__start__"
-    reran = any(m.startswith(start) for step in got for m in step)
-    if reran and not any(m.startswith(start) for step in expected for m in step):
+    reran = any(m.startswith(start) for m in got.get("subgraphs", ()))
+    if reran and not any(m.startswith(start) for m in expected.get("subgraphs", ())):
         bug = UPSTREAM_BUGS["langgraph#8458"]
         return (
             f"\nThis is LangGraph's bug langgraph#8458 ({bug}), not your graph's: expect it "
@@ -518,15 +528,27 @@ def check_fork_isolation(
     values: st.SearchStrategy[Mapping[str, Any]] | Mapping[str, Any],
     *,
     as_nodes: Sequence[str | None] = (None,),
+    checkpoints: Sequence[int] | None = None,
     max_examples: int = 10,
     hypothesis_settings: settings | None = None,
 ) -> None:
-    """Property: a fork at any checkpoint, with any update, leaves the rest as it was."""
+    """Property: a fork at any checkpoint, with any update, leaves the rest as it was.
+
+    ``checkpoints`` are the indexes to fork at; by default every one after the input
+    checkpoint (before it the state holds no values yet, so a node's routing would fail
+    on the update alone).
+    """
     count = len(case.history(case.baseline().thread_id))
+    indexes = list(checkpoints) if checkpoints is not None else list(range(1, count))
+    if not indexes:
+        raise FlowsUsageError(
+            f"{case.describe()} wrote {count} checkpoint(s): nothing to fork after the input; "
+            "pass checkpoints=[...] to fork the ones you mean."
+        )
     updates = values if isinstance(values, st.SearchStrategy) else st.just(values)
 
     @given(
-        index=st.integers(min_value=0, max_value=count - 1),
+        index=st.sampled_from(indexes),
         update=updates,
         as_node=st.sampled_from(list(as_nodes)),
     )
