@@ -148,4 +148,5 @@ def task_node(task_path: str) -> str:
 
 def writes_method(ns: str, task_path: str, channels: Sequence[str]) -> str:
     where = f"{short_ns(ns)}/" if ns else ""
-    return f"put_writes {where}{task_node(task_path)}: {', '.join(channels)}"
+    # sorted: LangGraph lists a task's branch writes in set order (hash seed dependent)
+    return f"put_writes {where}{task_node(task_path)}: {', '.join(sorted(channels))}"

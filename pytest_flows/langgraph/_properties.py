@@ -54,6 +54,8 @@ __all__ = [
     "check_crash_resume",
     "check_fork_isolation",
     "check_time_travel",
+    "crash_points",
+    "flows_runner",
 ]
 
 Durability = Literal["sync", "async", "exit"]
@@ -80,6 +82,19 @@ Runner = Callable[[Graph, Any, RunnableConfig, str], Any]
 
 def _invoke(graph: Graph, value: Any, config: RunnableConfig, durability: str) -> Any:
     return graph.invoke(value, config, durability=durability)  # type: ignore[call-overload]
+
+
+def flows_runner(flows: Any) -> Runner:
+    """A :class:`GraphCase` runner driving each call through ``flows.run`` (the harness's
+    scheduler and trace; with ``flow_store``, its saver is the case's)."""
+
+    def run(graph: Graph, value: Any, config: RunnableConfig, durability: str) -> Any:
+        result = flows.run(graph, value, config=config, durability=durability)
+        if result.error is not None:
+            raise result.error
+        return result.result
+
+    return run
 
 
 @dataclasses.dataclass

@@ -46,12 +46,12 @@ def test_every_put_and_put_writes_is_a_save_and_every_put_a_checkpoint(store, sa
     methods = [save.method for save in store.history("t1")]
     assert methods[:3] == [
         "put step -1 (input)",
-        "put_writes __start__: notes, rounds, branch:to:a",
+        "put_writes __start__: branch:to:a, notes, rounds",
         "put step 0 (loop)",
     ]
     assert sorted(methods[5:7]) == [
-        "put_writes b: notes, join:b+c:join",
-        "put_writes c: notes, join:b+c:join",
+        "put_writes b: join:b+c:join, notes",
+        "put_writes c: join:b+c:join, notes",
     ]
     puts = [m for m in methods if m.startswith("put ")]
     records = store.checkpoints()

@@ -67,7 +67,7 @@ def test_flow_store_shows_a_threads_checkpoints_and_saves_in_snapshots() -> None
     ]
     assert '    notes: ["a0"]' in checkpoints
     saves = snapshot_text(store.history("t1")[:2])
-    assert "save 2 after put_writes __start__: notes, rounds, branch:to:a" in saves
+    assert "save 2 after put_writes __start__: branch:to:a, notes, rounds" in saves
     assert 'put: "<uuid:1>"' in saves  # checkpoint ids normalized
     # the same run twice renders the same
     again = FlowStore()

@@ -1,0 +1,99 @@
+"""The store through the harness: ``flows.run`` with ``flow_store`` requested writes every
+thread through the flows checkpointer, a crash point stops it, and the persistence
+properties run on ``flows.run`` (seeded scheduler) as they do on bare ``invoke``."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.types import Command
+from test_store_graphs import GRAPHS, approval_graph, loop_graph, send_graph
+
+from pytest_flows.adapters import CrashPoint, SimulatedCrash
+from pytest_flows.langgraph._persistence import checkpoint_saver
+from pytest_flows.langgraph._properties import (
+    GraphCase,
+    assert_crash_resume,
+    check_time_travel,
+    crash_points,
+    flows_runner,
+)
+
+LOOP_INPUTS = GRAPHS["loop"][1]
+
+
+def test_flows_run_writes_every_durable_write_into_flow_store(flows, flow_store):
+    run = flows.run(loop_graph(rounds=1).compile(), LOOP_INPUTS, durability="sync")
+
+    saves = flow_store.history(run.thread_id)
+    assert [s.method for s in saves][:4] == [
+        "put step -1 (input)",
+        "put_writes __start__: branch:to:a, notes, rounds",
+        "put step 0 (loop)",
+        "put_writes a: branch:to:b, branch:to:c, notes, rounds",
+    ]
+    assert [r.id for r in flow_store.checkpoints()] == run.checkpoints
+    assert flow_store.checkpoints()[-1].state == run.values
+    assert isinstance(run.graph.checkpointer, type(checkpoint_saver(flow_store)))
+
+
+def test_a_crash_point_stops_flows_run_and_the_thread_resumes(flows, flow_store):
+    graph = loop_graph(rounds=2).compile()
+    whole = flows.run(graph, LOOP_INPUTS, durability="sync")
+
+    with flow_store.crash_at(CrashPoint(5)), pytest.raises(SimulatedCrash):
+        flows.run(
+            graph, LOOP_INPUTS, config={"configurable": {"thread_id": "t"}}, durability="sync"
+        )
+    resumed = flows.run(graph, None, config={"configurable": {"thread_id": "t"}}, durability="sync")
+
+    assert resumed.values == whole.values
+    # it went on from the durable step 1: no write of the run is repeated
+    assert [s.method for s in flow_store.history("t")] == [
+        s.method for s in flow_store.history(whole.thread_id)
+    ]
+
+
+def test_an_interrupted_thread_resumes_from_flow_store(flows, flow_store):
+    graph = approval_graph().compile()
+    paused = flows.run(graph, GRAPHS["approval"][1])
+
+    done = flows.run(graph, Command(resume="yes"), config=paused.config)
+
+    assert paused.status == "interrupted"
+    assert done.values["log"] == ["write", "review", "publish"]
+    assert any("review: __resume__" in s.method for s in flow_store.history(done.thread_id))
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_crash_resume_through_flows_run(flows, flow_store, durability):
+    case = GraphCase(
+        send_graph,
+        GRAPHS["send"][1],
+        saver=checkpoint_saver(flow_store),
+        durability=durability,
+        run=flows_runner(flows),
+    )
+
+    for point in crash_points(case):
+        assert_crash_resume(case, point)
+
+
+def test_time_travel_through_flows_run(flows, flow_store):
+    build, inputs, answers = GRAPHS["approval"]
+    case = GraphCase(
+        build, inputs, saver=checkpoint_saver(flow_store), answers=answers, run=flows_runner(flows)
+    )
+
+    check_time_travel(case, max_examples=10)
+
+
+def test_the_same_seed_writes_the_same_history(flows, flow_store):
+    # parallel workers' writes land in completion order; the seed fixes it
+    first = flows.run(send_graph().compile(), GRAPHS["send"][1], durability="sync")
+    second = flows.run(send_graph().compile(), GRAPHS["send"][1], durability="sync")
+
+    def writes(thread: str) -> list[str]:
+        return [s.method for s in flow_store.history(thread) if "send#" in s.method]
+
+    assert len(writes(first.thread_id)) == 3
+    assert writes(first.thread_id) == writes(second.thread_id)
