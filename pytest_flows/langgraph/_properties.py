@@ -42,6 +42,7 @@ from pytest_flows.adapters import (
     differences,
 )
 from pytest_flows.langgraph._checkpoints import FlowsCheckpointSaver, state_key
+from pytest_flows.langgraph._persistence import store_saver
 
 __all__ = [
     "UPSTREAM_BUGS",
@@ -122,8 +123,10 @@ class GraphCase:
     ``StateGraph`` builder (compiled with it) or a zero-argument factory of either.
     ``answers`` answer ``interrupt()``s: a list (in the order interrupts are first
     seen on a thread), a mapping node name -> answer, or a callable of the
-    ``Interrupt``. ``run(graph, input, config, durability)`` drives one call
-    (``graph.invoke`` by default; the adapter passes ``flows.run``'s).
+    ``Interrupt``. ``store`` is ``flow_store`` (its saver is the one ``flows.run``
+    uses) or None (a private store); ``flows`` drives each call through ``flows.run``
+    (the harness's scheduler), else ``run(graph, input, config, durability)`` does
+    (``graph.invoke`` by default).
     """
 
     def __init__(
@@ -137,6 +140,7 @@ class GraphCase:
         durability: str = "async",
         config: Mapping[str, Any] | None = None,
         run: Runner | None = None,
+        flows: Any = None,
         max_answers: int = 50,
     ) -> None:
         if durability not in DURABILITIES:
@@ -145,14 +149,14 @@ class GraphCase:
                 "and 'exit'."
             )
         if saver is None:
-            saver = FlowsCheckpointSaver(store=store)
+            saver = store_saver(store) if store is not None else FlowsCheckpointSaver()
         self.saver = saver
         self.store = saver.store
         self.inputs = inputs
         self.answers = answers
         self.durability = durability
         self.extra = dict(config or {})
-        self.run = run or _invoke
+        self.run = run or (flows_runner(flows) if flows is not None else _invoke)
         self.max_answers = max_answers
         self.graph = _prepared(graph, saver)
         self._threads = itertools.count(1)

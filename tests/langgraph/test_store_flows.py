@@ -15,7 +15,6 @@ from pytest_flows.langgraph._properties import (
     assert_crash_resume,
     check_time_travel,
     crash_points,
-    flows_runner,
 )
 
 LOOP_INPUTS = GRAPHS["loop"][1]
@@ -69,9 +68,9 @@ def test_crash_resume_through_flows_run(flows, flow_store, durability):
     case = GraphCase(
         send_graph,
         GRAPHS["send"][1],
-        saver=checkpoint_saver(flow_store),
+        store=flow_store,
         durability=durability,
-        run=flows_runner(flows),
+        flows=flows,
     )
 
     for point in crash_points(case):
@@ -80,9 +79,8 @@ def test_crash_resume_through_flows_run(flows, flow_store, durability):
 
 def test_time_travel_through_flows_run(flows, flow_store):
     build, inputs, answers = GRAPHS["approval"]
-    case = GraphCase(
-        build, inputs, saver=checkpoint_saver(flow_store), answers=answers, run=flows_runner(flows)
-    )
+    case = GraphCase(build, inputs, store=flow_store, answers=answers, flows=flows)
+    assert case.saver is checkpoint_saver(flow_store)  # the saver flows.run uses
 
     check_time_travel(case, max_examples=10)
 
