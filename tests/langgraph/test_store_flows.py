@@ -4,7 +4,13 @@ properties run on ``flows.run`` (seeded scheduler) as they do on bare ``invoke``
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any, TypedDict
+
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from test_store_graphs import GRAPHS, approval_graph, loop_graph, send_graph
 
@@ -18,6 +24,15 @@ from pytest_flows.langgraph._properties import (
 )
 
 LOOP_INPUTS = GRAPHS["loop"][1]
+
+
+@dataclasses.dataclass
+class Ticket:
+    title: str
+
+
+class Holding(TypedDict):
+    ticket: Any
 
 
 def test_flows_run_writes_every_durable_write_into_flow_store(flows, flow_store):
@@ -95,3 +110,24 @@ def test_the_same_seed_writes_the_same_history(flows, flow_store):
 
     assert len(writes(first.thread_id)) == 3
     assert writes(first.thread_id) == writes(second.thread_id)
+
+
+def test_flows_run_stores_through_the_serializer_the_graph_was_compiled_with(flows, flow_store):
+    # Compared with the bare runtime: the same graph on its own strict InMemorySaver.
+    def build() -> Any:
+        builder = StateGraph(Holding)
+        builder.add_node("keep", lambda state: {"ticket": state["ticket"]})
+        builder.add_edge(START, "keep")
+        builder.add_edge("keep", END)
+        strict = JsonPlusSerializer(allowed_msgpack_modules=None)
+        return builder.compile(checkpointer=InMemorySaver(serde=strict))
+
+    bare = build()
+    bare.invoke({"ticket": Ticket("x")}, {"configurable": {"thread_id": "t"}})
+    expected = bare.get_state({"configurable": {"thread_id": "t"}}).values["ticket"]
+
+    run = flows.run(build(), {"ticket": Ticket("x")})
+
+    assert not isinstance(expected, Ticket)  # strict msgpack drops the unlisted type
+    assert run.values["ticket"] == expected
+    assert flow_store.checkpoints()[-1].state == {"ticket": expected}
