@@ -17,6 +17,16 @@ from langgraph.types import Command, Send, interrupt
 from pytest_flows.adapters import FlowStore
 from pytest_flows.langgraph._checkpoints import FlowsCheckpointSaver
 
+__all__ = [
+    "GRAPHS",
+    "approval_graph",
+    "build",
+    "loop_graph",
+    "run_to_end",
+    "send_graph",
+    "subgraph_graph",
+]
+
 
 class Loop(TypedDict):
     notes: Annotated[list[str], operator.add]
@@ -159,6 +169,21 @@ def subgraph_graph() -> StateGraph[Any]:
     builder.add_edge("sub", "after")
     builder.add_edge("after", END)
     return builder
+
+
+class Notes(TypedDict):
+    notes: Annotated[list[str], operator.add]
+
+
+def build() -> Any:
+    """docs/langgraph-store.md's graph: draft -> review, compiled."""
+    builder = StateGraph(Notes)
+    builder.add_node("draft", lambda state: {"notes": ["draft"]})
+    builder.add_node("review", lambda state: {"notes": ["review"]})
+    builder.add_edge(START, "draft")
+    builder.add_edge("draft", "review")
+    builder.add_edge("review", END)
+    return builder.compile()
 
 
 #: name -> (builder, inputs, resume answers for its interrupts)
