@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from pytest_flows.adapters import StoreCorruptedError
+from pytest_flows.adapters import FlowStore, StoreCorruptedError
 
 __all__ = [
     "Typed",
@@ -28,12 +29,23 @@ __all__ = [
     "put_note",
     "restricted",
     "short_ns",
+    "state_key",
     "task_node",
     "unpack",
     "writes_method",
 ]
 
 Typed = tuple[str, bytes]
+
+
+def state_key(thread_id: Any) -> str:
+    """The ``flow_store`` state id of a thread: the thread id, quoted if it holds path
+    characters (a thread id is any string to LangGraph; the store refuses those)."""
+    text = str(thread_id)
+    try:
+        return FlowStore.check_id(text)
+    except ValueError:
+        return "thread-" + urllib.parse.quote(text, safe="")
 
 
 def pack(typed: Typed) -> list[str]:

@@ -27,7 +27,6 @@ import builtins
 import itertools
 import json
 import threading
-import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -57,6 +56,7 @@ from pytest_flows.langgraph._checkpoint_codec import (
     put_note,
     restricted,
     short_ns,
+    state_key,
     unpack,
     writes_method,
 )
@@ -64,16 +64,6 @@ from pytest_flows.langgraph._checkpoint_codec import (
 __all__ = ["FRAMEWORK", "FlowsCheckpointSaver", "state_key"]
 
 FRAMEWORK = "langgraph"
-
-
-def state_key(thread_id: Any) -> str:
-    """The ``flow_store`` state id of a thread: the thread id, quoted if it holds path
-    characters (a thread id is any string to LangGraph; the store refuses those)."""
-    text = str(thread_id)
-    try:
-        return FlowStore.check_id(text)
-    except ValueError:
-        return "thread-" + urllib.parse.quote(text, safe="")
 
 
 class _Shelf:
@@ -234,13 +224,7 @@ class FlowsCheckpointSaver(ThreadAdmin, BaseCheckpointSaver[str]):
 
         with shelf.lock:
             self._save(key, put_method(ns, full_metadata), put_note(ns, checkpoint_id), commit)
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-            }
-        }
+        return _config(thread_id, ns, checkpoint_id)
 
     def _add_checkpoint(
         self,
@@ -404,47 +388,39 @@ class FlowsCheckpointSaver(ThreadAdmin, BaseCheckpointSaver[str]):
         except (KeyError, TypeError):
             raise corrupted(what) from None
         values = {}
+        documents: dict[str, tuple[Any, dict[str, Any]]] = {}  # a record's blobs, read once
         for channel, version in versions.items():
-            value = self._blob(thread_id, ns, channel, version)
+            value = self._blob(thread_id, ns, channel, version, documents)
             if value is not _EMPTY:
                 values[channel] = value
-        config: RunnableConfig = {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-            }
-        }
-        parent_config: RunnableConfig | None = (
-            {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": parent,
-                }
-            }
-            if parent
-            else None
-        )
         return CheckpointTuple(
-            config=config,
+            config=_config(thread_id, ns, checkpoint_id),
             checkpoint={**stored, "channel_values": values},  # type: ignore[typeddict-item]
             metadata=metadata,
-            parent_config=parent_config,
+            parent_config=_config(thread_id, ns, parent) if parent else None,
             pending_writes=self._writes_of(thread_id, ns, checkpoint_id),
         )
 
-    def _blob(self, thread_id: Any, ns: str, channel: str, version: Any) -> Any:
+    def _blob(
+        self,
+        thread_id: Any,
+        ns: str,
+        channel: str,
+        version: Any,
+        documents: dict[str, tuple[Any, dict[str, Any]]],
+    ) -> Any:
         shelf = self._shelf
         location = shelf.blobs.get((thread_id, ns, channel, version))
         if location is None:
             return _EMPTY
-        record = shelf.store.find_checkpoint(location)
-        if record is None:
-            return _EMPTY
+        if location not in documents:
+            found = shelf.store.find_checkpoint(location)
+            if found is None:
+                return _EMPTY
+            documents[location] = (found, load_document(found.raw, f"checkpoint {found.n}"))
+        record, document = documents[location]
         what = f"checkpoint {record.n} ({record.id}), channel {channel!r}"
         written = _written_raw(shelf, thread_id, ns, record.id)
-        document = load_document(record.raw, what)
         try:
             typed = unpack(document["blobs"][channel]["value"], what)
             first = (
@@ -601,6 +577,11 @@ class FlowsCheckpointSaver(ThreadAdmin, BaseCheckpointSaver[str]):
 
 
 _EMPTY = object()
+
+
+def _config(thread_id: Any, ns: str, checkpoint_id: str) -> RunnableConfig:
+    ids = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+    return {"configurable": ids}
 
 
 def _written_raw(shelf: _Shelf, thread_id: Any, ns: str, checkpoint_id: str) -> str | None:
