@@ -3,7 +3,7 @@ and the check notices one that moved."""
 
 from __future__ import annotations
 
-from pytest_flows._internal.seams import problems
+from pytest_flows._internal.contract.seams import problems
 from pytest_flows.adapters import Seam
 from pytest_flows.langgraph._store_seams import STORE_SEAMS
 
