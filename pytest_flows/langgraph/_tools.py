@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -78,6 +79,7 @@ class _Bodies:
     def _sync(self, original: Any) -> Any:
         fake = self.fake
 
+        @functools.wraps(original)  # run() reads its signature (config=, run_manager=)
         def _run(tool: Any, *args: Any, **kwargs: Any) -> Any:
             if _answering.get():
                 return original(tool, *args, **kwargs)
@@ -96,6 +98,7 @@ class _Bodies:
     def _async(self, original: Any) -> Any:
         fake = self.fake
 
+        @functools.wraps(original)
         async def _arun(tool: Any, *args: Any, **kwargs: Any) -> Any:
             if _answering.get():
                 return await original(tool, *args, **kwargs)

@@ -39,7 +39,7 @@ def weather(city: str) -> str:
 TOOLS = [search, weather]
 
 
-def react_agent(model: Any = None) -> Any:
+def react_agent(model: Any = None, *, handle_tool_errors: Any = None) -> Any:
     """The ReAct loop of LangGraph's docs: agent -> tools -> agent until no tool call."""
     llm = (model or MODEL).bind_tools(TOOLS)
 
@@ -48,7 +48,8 @@ def react_agent(model: Any = None) -> Any:
 
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
-    graph.add_node("tools", ToolNode(TOOLS))
+    handling = {} if handle_tool_errors is None else {"handle_tool_errors": handle_tool_errors}
+    graph.add_node("tools", ToolNode(TOOLS, **handling))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", tools_condition)
     graph.add_edge("tools", "agent")
