@@ -55,6 +55,7 @@ from pytest_flows.adapters import (
     check_offered,
     llm_call_event,
     note_usage,
+    plain,
     render_value,
     sleep_on,
     tool_calls_of,
@@ -423,7 +424,7 @@ class _Answer:
         if calls is not None:
             outcome.append(("tools", tools_summary(calls)))
         else:
-            outcome.append(("reply", render_value(self._summary())))
+            outcome.append(("reply", plain(self._summary())))
             if isinstance(self.value, Stream):
                 outcome.append(("chunks", str(len(self.value.chunks))))
         if self.repeat_of is not None:

@@ -228,3 +228,60 @@ def test_flows_chat_model_without_a_bound_fake_says_what_to_do():
 def test_flows_chat_model_with_its_own_script_needs_no_binding():
     script = LLMScript().reply("mine")
     assert FlowsChatModel(fake=script).invoke("hi").content == "mine"
+
+
+def test_a_changed_call_on_resume_takes_a_scripted_reply(llm):
+    # The re-run asks something else than the first run (here: the prompt changed
+    # between the runs), so it is a new call: strict, answered by the next reply.
+    prompts = iter(["first draft", "second draft"])
+    graph = g.StateGraph(g.MessagesState)
+
+    def draft(state: Any) -> dict[str, Any]:
+        reply = g.MODEL.invoke(next(prompts))
+        g.interrupt("ok?")
+        return {"messages": [reply]}
+
+    graph.add_node("draft", draft)
+    graph.add_edge(g.START, "draft")
+    app = graph.compile(checkpointer=g.InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    llm.reply("v1", "v2")
+
+    app.invoke({"messages": []}, config)
+    out = app.invoke(Command(resume="yes"), config)
+
+    assert out["messages"][-1].content == "v2"
+    assert [c.data.get("repeat_of") for c in llm.calls] == [None, None]
+
+
+def test_latency_is_virtual_time(llm):
+    import time
+
+    llm.reply("slow", latency=30.0)  # were it real, the suite's timeout would fail it
+    started = time.time()
+    g.MODEL.invoke("hi")
+    assert time.time() - started == pytest.approx(30.0)
+
+
+def test_each_call_is_a_trace_line(llm, flows):
+    llm.reply(call_tool("search", query="q"), "done")
+    g.react_agent().invoke({"messages": [("user", "hi")]})
+    lines = [line for line in flows.trace.lines() if line.startswith("llm call")]
+    assert lines == [
+        'llm call agent purpose=agent model=gpt-4o tools=search({"query": "q"})',
+        "llm call agent purpose=agent model=gpt-4o reply=done",
+    ]
+
+
+def test_auto_calls_each_offered_tool_then_answers(llm):
+    llm.auto()
+    out = g.react_agent().invoke({"messages": [("user", "hi")]})
+    assert sorted(c.name for c in llm.tool_calls) == ["search", "weather"]
+    assert out["messages"][-1].content == "auto reply"
+
+
+def test_handle_gives_a_flows_chat_model_on_the_script(llm):
+    model = llm.handle("claude-sonnet")
+    assert isinstance(model, FlowsChatModel)
+    llm.on(model="claude-sonnet").reply("by model")
+    assert model.invoke("hi").content == "by model"
