@@ -73,6 +73,7 @@ class _Answered:
     fingerprint: str
     exchange: Exchange
     value: Any
+    ident: str  # of the reply's message and tool-call ids
 
 
 @dataclass
@@ -90,6 +91,7 @@ class _Bound:
     fake: LLMScript
     tasks: dict[tuple[str, str], _Attempt] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    replies: dict[str, int] = field(default_factory=dict)  # per node, for message ids
 
 
 #: The bindings open now (a test's fixture binds one; the newest answers): a list,
@@ -333,9 +335,6 @@ class _Answer:
         self.latency = 0.0 if self.repeat_of else float(options.get("latency") or 0.0)
         self.usage = options.get("usage") or {}
         self.interval = self.value.interval if isinstance(self.value, Stream) else 0.0
-        self.number = (
-            self.repeat_of.exchange.request.number if self.repeat_of else self.request.number
-        )
         self._note()
 
     def _request(self, metadata: Mapping[str, Any], schema: Any, kwargs: Any) -> Request:
@@ -390,6 +389,7 @@ class _Answer:
                         exchange.reply = prior.exchange.reply
                         fake.script.exchanges.append(exchange)
                     attempt.calls.append(prior)
+                    self.ident = prior.ident
                     return exchange, prior.value
         try:
             exchange = fake.script.take(request)  # UnscriptedRequest if nothing fits
@@ -406,9 +406,17 @@ class _Answer:
             check_offered(exchange, calls, request.tools)
             request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
         exchange.reply = value
-        if attempt is not None:
-            with bound.lock:
-                attempt.calls.append(_Answered(fingerprint, exchange, value))
+        with bound.lock:
+            # Ids count per node, not per test: which of two parallel branches asks
+            # first must not change the state (message ids are in it).
+            node = request.caller.get("method")
+            if node:
+                bound.replies[node] = bound.replies.get(node, 0) + 1
+                self.ident = f"{node}-{bound.replies[node]}"
+            else:
+                self.ident = str(request.number)
+            if attempt is not None:
+                attempt.calls.append(_Answered(fingerprint, exchange, value, self.ident))
         return exchange, value
 
     def _note(self) -> None:
@@ -470,7 +478,7 @@ class _Answer:
             return None
         return [
             {"name": c.name, "args": dict(c.arguments), "type": "tool_call", "id": c.id}
-            | ({} if c.id else {"id": f"call-{self.number}-{index}"})
+            | ({} if c.id else {"id": f"call-{self.ident}-{index}"})
             for index, c in enumerate(calls, start=1)
         ]
 
@@ -484,7 +492,7 @@ class _Answer:
             "total_tokens": sum(self.tokens.values()),
         }
         common: dict[str, Any] = {
-            "id": f"msg-{self.number}",
+            "id": f"msg-{self.ident}",
             "usage_metadata": usage,
             "response_metadata": {"model_name": self.model.model_name, "finish_reason": "stop"},
         }

@@ -48,8 +48,8 @@ def test_a_react_loop_calls_the_real_tools_between_scripted_replies(llm, model):
     assert g.SEARCHED == ["langgraph"]  # the tool really ran
     call = out["messages"][1].tool_calls[0]
     assert (call["name"], call["args"]) == ("search", {"query": "langgraph"})
-    assert call["id"] == "call-1-1"
-    assert [m.id for m in out["messages"] if m.type == "ai"] == ["msg-1", "msg-2"]
+    assert call["id"] == "call-agent-1-1"
+    assert [m.id for m in out["messages"] if m.type == "ai"] == ["msg-agent-1", "msg-agent-2"]
     first, second = llm.calls
     assert first.caller == {"method": "agent", "purpose": "agent", "model": "gpt-4o"}
     assert first.tools == ["search", "weather"]
@@ -101,6 +101,27 @@ def test_parallel_branches_each_get_their_nodes_reply(llm):
 
     assert out["notes"] == ["cons: young", "pros: fast"]  # the reducer's order: by node
     assert sorted(c.caller["method"] for c in llm.calls) == ["cons", "pros"]
+
+
+def test_message_ids_do_not_depend_on_which_branch_asks_first(llm):
+    llm.on(method="pros").reply("fast")
+    llm.on(method="cons").reply("young")
+    graph = g.StateGraph(g.MessagesState)
+    for name in ("pros", "cons"):
+        graph.add_node(name, lambda s: {"messages": [g.MODEL.invoke(s["messages"])]})
+        graph.add_edge(g.START, name)
+    out = graph.compile().invoke({"messages": [("user", "x")]})
+    ids = {m.content: m.id for m in out["messages"] if m.type == "ai"}
+    assert ids == {"fast": "msg-pros-1", "young": "msg-cons-1"}
+
+
+def test_a_second_invocation_with_the_history_appends_a_new_message(llm):
+    # Message ids are unique in the test: add_messages must not replace the old reply.
+    llm.reply("first", "second")
+    graph = g.react_agent()
+    out = graph.invoke({"messages": [("user", "hi")]})
+    out = graph.invoke({"messages": [*out["messages"], ("user", "again")]})
+    assert [m.content for m in out["messages"] if m.type == "ai"] == ["first", "second"]
 
 
 def test_stream_mode_messages_gets_the_chunks_of_each_node(llm, model):
@@ -202,7 +223,7 @@ def test_the_call_a_resumed_node_repeats_gets_its_first_reply(llm, model):
     assert "repeat_of" not in first.data
     assert again.data["repeat_of"] == first.request.number == 1
     assert again.reply == "old pond"
-    assert out["messages"][-2].id == "msg-1"  # the same message as the first time
+    assert out["messages"][-2].id == "msg-draft-1"  # the same message as the first time
 
 
 def test_each_thread_repeats_only_its_own_tasks_calls(llm):
