@@ -306,3 +306,20 @@ def test_handle_gives_a_flows_chat_model_on_the_script(llm):
     assert isinstance(model, FlowsChatModel)
     llm.on(model="claude-sonnet").reply("by model")
     assert model.invoke("hi").content == "by model"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_parallel_branches_ask_in_the_same_order_for_the_same_seed(seed):
+    from pytest_flows import FlowsSession
+
+    def run() -> tuple[list[str], Any]:
+        with FlowsSession(seed=seed, test_id="lg-fake-llm-seeds") as session:
+            script = LLMScript()
+            script.reply("one", "two", latency=1.0)  # plain replies: in the order asked
+            with bind_llm(session, script):
+                out = g.parallel_writers().invoke({"topic": "x"})
+            return [c.caller["method"] for c in script.calls], out["notes"]
+
+    first = run()
+    assert run() == first
+    assert sorted(first[0]) == ["cons", "pros"]
