@@ -8,7 +8,8 @@ and the ``ToolMessage`` (with its ``tool_call_id``) that ``ToolNode`` adds to th
 Unscripted calls run the real tool unless ``fake_tools.strict()``.
 
 Request keys: ``caller`` has ``tool`` (its name) and ``method`` (the LangGraph node
-that runs it, ``"tools"`` for a ``ToolNode``); ``data["arguments"]`` are its arguments.
+that runs it, ``"tools"`` for a ``ToolNode``); ``data["arguments"]`` are the arguments
+the model gave (what LangGraph injects, ``InjectedState`` and the like, is left out).
 """
 
 from __future__ import annotations
@@ -47,8 +48,16 @@ def _where() -> dict[str, Any]:
     return {"method": str(node)} if node else {}
 
 
-def _own(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in kwargs.items() if key not in _PLUMBING}
+def _own(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the model gave: not langchain-core's plumbing, nor what LangGraph
+    injects (``InjectedState``, ``InjectedToolCallId``: not in ``tool_call_schema``)."""
+    schema = getattr(tool, "tool_call_schema", None)
+    fields = getattr(schema, "model_fields", None)
+    return {
+        key: value
+        for key, value in kwargs.items()
+        if key not in _PLUMBING and (not isinstance(fields, dict) or key in fields)
+    }
 
 
 class _Bodies:
@@ -89,7 +98,7 @@ class _Bodies:
 
             token = _answering.set(True)
             try:
-                return fake.call(tool, args, _own(kwargs), real, _where())
+                return fake.call(tool, args, _own(tool, kwargs), real, _where())
             finally:
                 _answering.reset(token)
 
@@ -108,7 +117,7 @@ class _Bodies:
 
             token = _answering.set(True)
             try:
-                return await fake.acall(tool, args, _own(kwargs), real, _where())
+                return await fake.acall(tool, args, _own(tool, kwargs), real, _where())
             finally:
                 _answering.reset(token)
 

@@ -7,11 +7,12 @@ the tools are ``@tool`` functions and a ``BaseTool`` subclass, run by ``ToolNode
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import lg_llm_graphs as g
 import pytest
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.prebuilt import InjectedState
 
 from pytest_flows import FakeTools, LLMScript, UnscriptedRequest, call_tool
 from pytest_flows.langgraph._llm import bind_llm
@@ -152,3 +153,27 @@ def test_the_binding_is_undone(flows):
         assert vars(cls)["_run"] is not body
     assert (vars(cls)["_run"], BaseTool.run) == (body, run)
     assert g.weather.invoke({"city": "x"}) == "sunny in x"
+
+
+def test_injected_arguments_are_not_in_the_request(llm, tools):
+    @tool
+    def note(
+        text: str, state: Annotated[dict, InjectedState], call: Annotated[str, InjectedToolCallId]
+    ) -> str:
+        """Take a note."""
+        return f"{text} ({len(state['messages'])} messages, {call})"
+
+    graph = g.StateGraph(g.MessagesState)
+    graph.add_node(
+        "agent", lambda s: {"messages": [g.MODEL.bind_tools([note]).invoke(s["messages"])]}
+    )
+    graph.add_node("tools", g.ToolNode([note]))
+    graph.add_edge(g.START, "agent")
+    graph.add_conditional_edges("agent", g.tools_condition)
+    graph.add_edge("tools", "agent")
+    llm.reply(call_tool("note", text="hi"), "noted")
+
+    out = graph.compile().invoke({"messages": [("user", "x")]})
+
+    assert out["messages"][2].content == "hi (2 messages, call-agent-1-1)"  # the real tool
+    assert tools.calls[0].data["arguments"] == {"text": "hi"}
