@@ -37,12 +37,17 @@ from pytest_flows._internal.registry import RecorderPart
 from pytest_flows._internal.replies import Stream, ToolCall
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.script import Exchange, Request, ScriptError, plain
+from pytest_flows._internal.script import Match as Match
+from pytest_flows._internal.script import UnscriptedRequest as UnscriptedRequest
 from pytest_flows._internal.seams import Registry, Seam, replaced
+from pytest_flows._internal.seams import check as check_seams
+from pytest_flows._internal.seams import framework_versions as framework_versions
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
 from pytest_flows._internal.tool_script import FakeTools
-from pytest_flows._internal.trace import TraceEvent, render_value
+from pytest_flows._internal.trace import TraceEvent
+from pytest_flows._internal.trace import render_value as render_value
 from pytest_flows._internal.usage import note as note_usage
 
 __all__ = [
@@ -68,6 +73,7 @@ __all__ = [
     "Item",
     "LLMScript",
     "Link",
+    "Match",
     "Node",
     "Outcome",
     "RecorderPart",
@@ -81,8 +87,11 @@ __all__ = [
     "Stream",
     "ToolCall",
     "TraceEvent",
+    "UnscriptedRequest",
     "check_offered",
+    "check_seams",
     "differences",
+    "framework_versions",
     "is_pause",
     "llm_call_event",
     "note_started",
