@@ -330,6 +330,8 @@ class _Answer:
         self.response_format = kwargs.get("response_format")
         self.request = self._request(metadata, schema, kwargs)
         self.repeat_of: _Answered | None = None
+        # Counted first: a call over the run's budget fails before it takes a reply.
+        note_usage(str(self.request.caller.get("method", "")), llm_calls=1)
         self.exchange, self.value = self._take(metadata, kwargs)
         options = getattr(self.exchange.entry, "options", None) or {}
         self.latency = 0.0 if self.repeat_of else float(options.get("latency") or 0.0)
@@ -426,7 +428,7 @@ class _Answer:
         )
         completion = int(self.usage.get("completion_tokens", _tokens(self._summary())))
         self.tokens = {"prompt_tokens": prompt, "completion_tokens": completion}
-        note_usage(method, llm_calls=1, tokens=prompt + completion, virtual_seconds=self.latency)
+        note_usage(method, tokens=prompt + completion, virtual_seconds=self.latency)
         outcome: list[tuple[str, str]] = []
         calls = tool_calls_of(self.value)
         if calls is not None:

@@ -54,3 +54,15 @@ def test_the_call_before_an_interrupt_is_scripted_once(flows, fake_llm, human):
     assert asked == ["old pond", "old pond"]  # the node ran twice, as in production
     assert [c.data.get("repeat_of") for c in fake_llm.calls] == [None, 1]
     assert [m.content for m in run.values["messages"]][-1] == "verdict: approved"
+
+
+def test_a_run_over_its_llm_budget_stops_at_the_call_that_goes_over(flows, fake_llm):
+    from pytest_flows import BudgetExceeded
+
+    fake_llm.reply(call_tool("search", query="a"), call_tool("search", query="b"), "done")
+    fake_llm.allow_unused()
+
+    with pytest.raises(BudgetExceeded, match="llm_calls=2, over its budget of 1"):
+        flows.run(g.react_agent(), {"messages": [("user", "hi")]}, budget={"llm_calls": 1})
+
+    assert len(fake_llm.calls) == 1  # the second call was refused before it took a reply
