@@ -129,10 +129,6 @@ class FlowsChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "pytest-flows"
 
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return {"model_name": self.model_name}
-
     # -- the provider step (what a provider's _generate/_stream do) -------------------
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
         answer = _Answer(self, messages, run_manager, kw)
@@ -242,17 +238,15 @@ def _tool_specs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Offered tool name -> its parameters schema, from any provider's ``tools=`` shape."""
     specs: dict[str, Any] = {}
     for tool in kwargs.get("tools") or ():
-        if isinstance(tool, Mapping):
-            inner = tool.get("function")
-            function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
-            name = function.get("name")
-            params = function.get("parameters") or function.get("input_schema") or {}
-        else:
-            with contextlib.suppress(Exception):
-                spec = convert_to_openai_tool(tool)["function"]
-                name, params = spec["name"], spec.get("parameters") or {}
-        if name:
-            specs[str(name)] = params
+        if not isinstance(tool, Mapping):
+            try:
+                tool = convert_to_openai_tool(tool)
+            except Exception:  # nothing langchain-core can describe: not a tool offered
+                continue
+        inner = tool.get("function")
+        spec: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
+        if spec.get("name"):
+            specs[str(spec["name"])] = spec.get("parameters") or spec.get("input_schema") or {}
     return specs
 
 
@@ -559,13 +553,11 @@ def _with_graph_context(exc: ScriptError, request: Request) -> ScriptError:
     node = request.caller.get("method")
     if node is None or not hasattr(exc, "request"):
         return exc
-    where = f"LangGraph node {node!r}"
-    if request.caller.get("checkpoint_ns"):
-        where += f" (in {request.caller['checkpoint_ns']})"
+    path = request.caller.get("checkpoint_ns")
+    where = f"LangGraph node {node!r}" + (f" (in {path})" if path else "")
     head = f"{where} called model {request.caller.get('model')!r}; fake_llm has no reply for it."
-    remade: Any = type(exc)
-    error: ScriptError = remade(f"{head}\n{exc}", request)
-    return error
+    remade: Any = type(exc)  # UnscriptedRequest(message, request)
+    return remade(f"{head}\n{exc}", request)  # type: ignore[no-any-return]
 
 
 def _attempt(bound: _Bound, metadata: Mapping[str, Any]) -> _Attempt | None:
@@ -577,10 +569,8 @@ def _attempt(bound: _Bound, metadata: Mapping[str, Any]) -> _Attempt | None:
     from langgraph.config import get_config
 
     try:
-        scratchpad = get_config().get("configurable", {}).get(CONFIG_KEY_SCRATCHPAD)
-    except RuntimeError:  # not inside a runnable: no attempt to tell apart
-        return None
-    if scratchpad is None:
+        scratchpad = get_config().get("configurable", {})[CONFIG_KEY_SCRATCHPAD]
+    except (RuntimeError, KeyError):  # not inside a graph's task: no attempt to tell apart
         return None
     key = (str(metadata.get("thread_id") or ""), str(ns))
     with bound.lock:
