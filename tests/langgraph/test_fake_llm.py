@@ -320,3 +320,22 @@ def test_parallel_branches_ask_in_the_same_order_for_the_same_seed(seed):
     first = run()
     assert run() == first
     assert sorted(first[0]) == ["cons", "pros"]
+
+
+@pytest.mark.asyncio
+async def test_no_path_reaches_the_providers_own_client(llm, monkeypatch):
+    from langchain_openai import ChatOpenAI
+
+    def provider(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the provider's client was called")
+
+    for step in ("_generate", "_agenerate", "_stream", "_astream"):
+        monkeypatch.setattr(ChatOpenAI, step, provider)
+    llm.reply("a", "b", "c", "d", stream(["e", "f"]), "g")
+
+    assert g.MODEL.invoke("1").content == "a"
+    assert "".join(c.content for c in g.MODEL.stream("2")) == "b"
+    assert (await g.MODEL.ainvoke("3")).content == "c"
+    assert "".join([c.content async for c in g.MODEL.astream("4")]) == "d"
+    assert g.MODEL.stream_events("5", version="v3").output.text == "ef"
+    assert g.MODEL.batch(["6"])[0].content == "g"
