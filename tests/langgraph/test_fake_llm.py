@@ -339,3 +339,27 @@ async def test_no_path_reaches_the_providers_own_client(llm, monkeypatch):
     assert "".join([c.content async for c in g.MODEL.astream("4")]) == "d"
     assert g.MODEL.stream_events("5", version="v3").output.text == "ef"
     assert g.MODEL.batch(["6"])[0].content == "g"
+
+
+def test_a_resumed_subgraph_node_repeats_its_call_too(llm):
+    def researcher(state: Any) -> dict[str, Any]:
+        found = g.MODEL.invoke(state["messages"])
+        g.interrupt("keep it?")
+        return {"messages": [found]}
+
+    inner = g.StateGraph(g.MessagesState)
+    inner.add_node("researcher", researcher)
+    inner.add_edge(g.START, "researcher")
+    outer = g.StateGraph(g.MessagesState)
+    outer.add_node("team", inner.compile())
+    outer.add_edge(g.START, "team")
+    app = outer.compile(checkpointer=g.InMemorySaver())
+    config = {"configurable": {"thread_id": "sub"}}
+    llm.on(method="researcher").reply("a finding")
+
+    app.invoke({"messages": [("user", "dig")]}, config)
+    out = app.invoke(Command(resume="yes"), config)
+
+    assert out["messages"][-1].content == "a finding"
+    assert [c.data.get("repeat_of") for c in llm.calls] == [None, 1]
+    assert {c.caller["checkpoint_ns"] for c in llm.calls} == {"team|researcher"}
