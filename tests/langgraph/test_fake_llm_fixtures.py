@@ -66,3 +66,29 @@ def test_a_run_over_its_llm_budget_stops_at_the_call_that_goes_over(flows, fake_
         flows.run(g.react_agent(), {"messages": [("user", "hi")]}, budget={"llm_calls": 1})
 
     assert len(fake_llm.calls) == 1  # the second call was refused before it took a reply
+
+
+def test_parallel_nodes_that_interrupt_each_repeat_their_own_call(flows, fake_llm, human):
+    def reviewer(name: str):
+        def review(state: g.Notes) -> dict[str, object]:
+            opinion = g.MODEL.invoke(f"{name}: {state['topic']}").content
+            verdict = interrupt({"reviewer": name, "opinion": opinion})
+            return {"notes": [f"{name}: {opinion} ({verdict})"]}
+
+        return review
+
+    builder = StateGraph(g.Notes)
+    for name in ("legal", "tech"):
+        builder.add_node(name, reviewer(name))
+        builder.add_edge(START, name)
+    fake_llm.on(method="legal").reply("fine")
+    fake_llm.on(method="tech").reply("risky")
+    human.answer("ok", times=2)
+
+    run = flows.run(builder, {"topic": "launch", "notes": []})
+
+    assert run.status == "finished"
+    assert run.values["notes"] == ["legal: fine (ok)", "tech: risky (ok)"]
+    repeats = {c.caller["method"]: c.data.get("repeat_of") for c in fake_llm.calls[2:]}
+    firsts = {c.caller["method"]: c.request.number for c in fake_llm.calls[:2]}
+    assert repeats == firsts  # each re-run repeats its own node's call
