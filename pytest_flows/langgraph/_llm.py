@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -97,12 +98,14 @@ class _Bound:
 #: The bindings open now (a test's fixture binds one; the newest answers): a list,
 #: not a context variable, because LangGraph's pool threads must see it too.
 _bindings: list[_Bound] = []
+#: ``FlowsChatModel(fake=script)`` with no harness: one record per script, so ids stay unique.
+_unbound: weakref.WeakKeyDictionary[LLMScript, _Bound] = weakref.WeakKeyDictionary()
 
 
 def _current(model: FlowsChatModel) -> _Bound:
     if model.fake is not None:  # its own script; the test's binding if that is the same
         mine = [bound for bound in _bindings if bound.fake is model.fake]
-        return mine[-1] if mine else _Bound(None, model.fake)
+        return mine[-1] if mine else _unbound.setdefault(model.fake, _Bound(None, model.fake))
     if not _bindings:
         raise FlowsUsageError(
             "FlowsChatModel() was asked for a reply but no fake_llm is bound: request the "
@@ -390,7 +393,7 @@ class _Answer:
         try:
             exchange = fake.script.take(request)  # UnscriptedRequest if nothing fits
         except ScriptError as exc:
-            self._record((("error", _first_line(exc)),))
+            self._record((("error", render_value(str(exc).splitlines()[0])),))
             raise _with_graph_context(exc, request) from None
         try:
             value = exchange.resolve()
@@ -542,10 +545,6 @@ def _plain(value: Any) -> Any:
 
 def _json(value: Any) -> str:
     return json.dumps(_plain(value), default=str)
-
-
-def _first_line(exc: BaseException) -> str:
-    return render_value(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
 def _with_graph_context(exc: ScriptError, request: Request) -> ScriptError:

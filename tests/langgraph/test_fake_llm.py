@@ -363,3 +363,11 @@ def test_a_resumed_subgraph_node_repeats_its_call_too(llm):
     assert out["messages"][-1].content == "a finding"
     assert [c.data.get("repeat_of") for c in llm.calls] == [None, 1]
     assert {c.caller["checkpoint_ns"] for c in llm.calls} == {"team|researcher"}
+
+
+def test_a_flows_chat_model_on_its_own_script_keeps_ids_unique_across_calls():
+    script = LLMScript().reply("one", "two")
+    graph = g.react_agent(FlowsChatModel(fake=script))
+    out = graph.invoke({"messages": [("user", "hi")]})
+    out = graph.invoke({"messages": [*out["messages"], ("user", "again")]})
+    assert [m.id for m in out["messages"] if m.type == "ai"] == ["msg-agent-1", "msg-agent-2"]
