@@ -108,25 +108,31 @@ class Exploration:
         return "\n".join(lines)
 
 
-def _plain(value: Any) -> Any:
+def _as_outcome_data(value: Any) -> Any:
+    """``value`` as JSON data for an outcome's text: models dumped, crewAI's per-run state
+    ``id`` left out, anything else by its repr without memory addresses."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         value = dump(mode="json")
     if isinstance(value, dict):
         # crewai's state id is a fresh uuid per run: not part of what the run did.
-        return {str(k): _plain(v) for k, v in value.items() if k != "id"}
+        return {str(k): _as_outcome_data(v) for k, v in value.items() if k != "id"}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_as_outcome_data(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return without_addresses(repr(value))
 
 
+def _json(value: Any) -> str:
+    return json.dumps(_as_outcome_data(value), sort_keys=True, default=str)
+
+
 def outcome_key(run: FlowRun) -> str:
     """What distinguishes one outcome from another: output, final state, error, races."""
-    parts = [f"output={json.dumps(_plain(run.output), sort_keys=True, default=str)}"]
+    parts = [f"output={_json(run.output)}"]
     if run.state is not None:
-        parts.append(f"state={json.dumps(_plain(run.state), sort_keys=True, default=str)}")
+        parts.append(f"state={_json(run.state)}")
     parts.extend(race.render() for race in races(run))
     if run.error is not None:
         message = without_addresses(f"{type(run.error).__name__}: {run.error}")
