@@ -102,6 +102,7 @@ class LangGraphAdapter(AdapterBase):
             with (
                 _ids.deterministic_ids(f"{session.test_id}:{session.seed}"),
                 _managed_pool_lock(),
+                _ordered_pool_joins(),
             ):
                 yield
         finally:
@@ -400,6 +401,14 @@ def _managed_pool_lock() -> contextlib.AbstractContextManager[None]:
 
 
 POOL_LOCK = "concurrent.futures.thread:_global_shutdown_lock"
+
+
+def _ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
+    """Pools join their workers in start order; store ops are switch points and
+    recorded accesses (see ``_explore``)."""
+    from pytest_flows.langgraph._explore import exploration_seams
+
+    return exploration_seams()
 
 
 def _is_remote(target: object) -> bool:

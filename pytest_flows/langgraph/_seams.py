@@ -107,6 +107,7 @@ SEAMS = Registry(
     *CORE,
     *_optional("_llm_seams", "LLM_SEAMS"),
     *_optional("_store_seams", "STORE_SEAMS"),
+    *_optional("_explore_seams", "EXPLORE_SEAMS"),
 )
 
 

@@ -1,0 +1,158 @@
+"""What exploring a LangGraph graph needs beyond running it.
+
+A sync graph runs its parallel nodes on a ``ThreadPoolExecutor`` that LangGraph
+(through langchain-core's ``get_executor_for_config``) makes for each run and shuts
+down at its end, joining each worker. The pool keeps its workers in a ``set``, so
+the join order follows the threads' memory addresses: the same schedule then gives
+runs with different choice points at their end (the joiner is ready when one worker
+ends or another), and ``explore()`` stopped with "ran differently from the run it was
+derived from". :func:`ordered_pool_joins` makes the set iterate in start order for
+the test's length: the program's behaviour is unchanged (join order has no effect
+but on who waits when), only now the same under every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["JoinOrder", "exploration_seams", "ordered_pool_joins", "recorded_store", "store_keys"]
+
+
+class JoinOrder(set):  # type: ignore[type-arg]
+    """A set of threads that iterates in the order they were added."""
+
+    def __init__(self, items: Iterable[Any] = ()) -> None:
+        super().__init__()
+        self._order: list[Any] = []
+        for item in items:
+            self.add(item)
+
+    def add(self, item: Any) -> None:
+        if item not in self:
+            self._order.append(item)
+        super().add(item)
+
+    def discard(self, item: Any) -> None:
+        super().discard(item)
+        if item in self._order:
+            self._order.remove(item)
+
+    def remove(self, item: Any) -> None:
+        super().remove(item)
+        self._order.remove(item)
+
+    def clear(self) -> None:
+        super().clear()
+        self._order.clear()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([item for item in self._order if item in self])
+
+
+def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
+    """For the block, every ``ThreadPoolExecutor`` made joins its workers in start order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pytest_flows.langgraph._explore_seams import POOL_INIT
+    from pytest_flows.langgraph._seams import SEAMS
+
+    made = ThreadPoolExecutor.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        self._threads = JoinOrder(self._threads)
+
+    return SEAMS[POOL_INIT].replace(__init__)
+
+
+#: Source files whose frames are not the user's (the ``where`` of an access).
+_INTERNAL = ("/langgraph/", "/langchain_core/", "/pytest_flows/", "/concurrent/", "/asyncio/")
+
+
+def _where() -> str:
+    import sys
+
+    frame: Any = sys._getframe(3)
+    while frame is not None and any(p in frame.f_code.co_filename for p in _INTERNAL):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"
+
+
+def _node() -> str:
+    """The LangGraph node running now (its config's metadata), or ""."""
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("metadata", {}).get("langgraph_node", ""))
+    except Exception:  # outside a node: no runnable context
+        return ""
+
+
+def store_keys(op: Any) -> list[tuple[str, bool]]:
+    """The access keys one store op touches, each with whether it writes.
+
+    A put or delete writes its item and every namespace prefix above it; a search or a
+    namespace listing reads the prefix it lists: so a search is ordered against every
+    put below its prefix (and two puts in one namespace against each other: coarser
+    than needed, never unsound)."""
+    from langgraph.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
+
+    if isinstance(op, GetOp):
+        return [("store:" + "/".join((*op.namespace, op.key)), False)]
+    if isinstance(op, PutOp):
+        keys = [("store:" + "/".join((*op.namespace, op.key)), True)]
+        for end in range(len(op.namespace) + 1):
+            keys.append(("store:" + "/".join(op.namespace[:end]) + "/*", True))
+        return keys
+    if isinstance(op, SearchOp):
+        return [("store:" + "/".join(op.namespace_prefix) + "/*", False)]
+    if isinstance(op, ListNamespacesOp):
+        return [("store:/*", False)]
+    return [("store:/*", True)]  # an op this version does not know: order it with all
+
+
+def _note(ops: Any) -> Any:
+    from pytest_flows.adapters import record_access, switch_point
+
+    ops = list(ops)
+    where, node = _where(), _node()
+    for op in ops:
+        switch_point("store")
+        for key, write in store_keys(op):
+            record_access(key, write=write, where=where, method=node)
+    return ops
+
+
+@contextlib.contextmanager
+def recorded_store() -> Iterator[None]:
+    """For the block, every op on an ``InMemoryStore`` (LangGraph's ``store=``) is a
+    switch point and an access of its key, as a ``flow.state`` field is for crewAI."""
+    from langgraph.store.memory import InMemoryStore
+
+    from pytest_flows.langgraph._explore_seams import STORE_ABATCH, STORE_BATCH
+    from pytest_flows.langgraph._seams import SEAMS
+
+    batch, abatch = InMemoryStore.batch, InMemoryStore.abatch
+
+    def recorded_batch(self: Any, ops: Any) -> Any:
+        return batch(self, _note(ops))
+
+    async def recorded_abatch(self: Any, ops: Any) -> Any:
+        return await abatch(self, _note(ops))
+
+    with (
+        SEAMS[STORE_BATCH].replace(recorded_batch),
+        SEAMS[STORE_ABATCH].replace(recorded_abatch),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def exploration_seams() -> Iterator[None]:
+    """What a test of a LangGraph graph runs under, for seeds and explore() alike."""
+    with ordered_pool_joins(), recorded_store():
+        yield

@@ -1,0 +1,38 @@
+"""The seams exploration of LangGraph graphs needs (joined to ``_seams.SEAMS``)."""
+
+from __future__ import annotations
+
+from pytest_flows.adapters import Seam
+
+__all__ = ["EXPLORE_SEAMS", "POOL_INIT", "STORE_ABATCH", "STORE_BATCH"]
+
+POOL_INIT = "concurrent.futures.thread:ThreadPoolExecutor.__init__"
+STORE_BATCH = "langgraph.store.memory:InMemoryStore.batch"
+STORE_ABATCH = "langgraph.store.memory:InMemoryStore.abatch"
+
+EXPLORE_SEAMS = (
+    Seam(
+        POOL_INIT,
+        "patch",
+        "a pool keeps its workers in a set and shutdown(wait=True) joins them in the set's "
+        "order, which follows their memory addresses: per test the set iterates in the "
+        "order the workers started, so one schedule of a sync graph (LangGraph makes and "
+        "shuts down a pool per run) replays, and explore() can derive the next",
+        source=("self._threads = set()",),
+    ),
+    Seam(
+        "concurrent.futures.thread:ThreadPoolExecutor.shutdown",
+        "read",
+        "the join order the patch above fixes",
+        source=("for t in self._threads:",),
+    ),
+    Seam(
+        STORE_BATCH,
+        "patch",
+        "every get/put/search/delete of an InMemoryStore goes through batch(ops): each op "
+        "is a switch point and a recorded access of its key, so parallel nodes' "
+        "read-modify-writes on one key interleave under seeds and explore() orders them",
+        params=("self", "ops"),
+    ),
+    Seam(STORE_ABATCH, "patch", "the async twin of batch", params=("self", "ops")),
+)
