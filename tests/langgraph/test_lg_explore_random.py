@@ -116,6 +116,6 @@ def test_a_generated_async_graph_has_the_one_outcome_asyncio_gives():
 def test_the_source_of_a_spec_is_what_a_user_writes():
     spec = Spec(is_async=False, send=True, router=True, workers=((("put", "y"),),) * 2)
     source = graph_source(spec)
-    assert "Send(n, state)" in source and "add_conditional_edges('join', route" in source
+    assert "Send(n, s)" in source and "add_conditional_edges('join', route" in source
     notes = load(source, "build")().invoke(dict(INPUT))["notes"]
     assert notes == ["fan", "w0", "w1", "join {'x': 0, 'y': 1}"]  # x is 0: no "hi"
