@@ -28,7 +28,12 @@ from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link,
 from pytest_flows._internal.coverage.notes import note as note_graph
 from pytest_flows._internal.deprecation import missing_name, warn_moved
 from pytest_flows._internal.durations import check_duration
-from pytest_flows._internal.errors import FlowsError, FlowsUsageError, NoMethodRanWarning
+from pytest_flows._internal.errors import (
+    FlowsError,
+    FlowsUsageError,
+    FlowsWarning,
+    NoMethodRanWarning,
+)
 from pytest_flows._internal.exploration.seeding import reseeded, runs_by_seed
 from pytest_flows._internal.fakes.crew_script import (
     RUN_FOR_REAL,
@@ -147,6 +152,7 @@ __all__ = [
     "FlowsError",
     "FlowsSession",
     "FlowsUsageError",
+    "FlowsWarning",
     "GoldenAdapter",
     "GoldenBreak",
     "Item",
