@@ -17,7 +17,15 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["JoinOrder", "exploration_seams", "ordered_pool_joins", "recorded_store", "store_keys"]
+__all__ = [
+    "JoinOrder",
+    "exploration_seams",
+    "mutated_fields",
+    "mutation_check",
+    "ordered_pool_joins",
+    "recorded_store",
+    "store_keys",
+]
 
 
 class JoinOrder(set):  # type: ignore[type-arg]
@@ -154,5 +162,107 @@ def recorded_store() -> Iterator[None]:
 @contextlib.contextmanager
 def exploration_seams() -> Iterator[None]:
     """What a test of a LangGraph graph runs under, for seeds and explore() alike."""
-    with ordered_pool_joins(), recorded_store():
+    with ordered_pool_joins(), recorded_store(), mutation_check():
+        yield
+
+
+def _fields(value: Any) -> dict[str, Any] | None:
+    """The fields of a node's input state (a dict, or an object's attributes)."""
+    if isinstance(value, dict):
+        return value
+    found = getattr(value, "__dict__", None)
+    return found if isinstance(found, dict) else None
+
+
+def _snapshot(value: Any) -> dict[str, Any]:
+    import copy
+
+    taken: dict[str, Any] = {}
+    for key, field in (_fields(value) or {}).items():
+        if isinstance(field, str | int | float | bool | type(None) | bytes):
+            continue  # immutable: nothing to mutate in place
+        try:
+            taken[str(key)] = copy.deepcopy(field)
+        except Exception:  # a value that cannot be copied is not checked
+            continue
+    return taken
+
+
+def mutated_fields(value: Any, before: dict[str, Any]) -> list[str]:
+    """The fields of ``value`` that differ from their snapshot ``before``."""
+    now = _fields(value) or {}
+    changed = []
+    for key, old in before.items():
+        try:
+            differs = bool(now.get(key) != old)
+        except Exception:  # a comparison that fails says nothing
+            differs = False
+        if differs:
+            changed.append(key)
+    return changed
+
+
+def _checking() -> bool:
+    from pytest_flows.adapters import current_participant
+
+    me = current_participant()
+    return me is not None and me.sched.chooser is not None
+
+
+def _report(task: Any, keys: list[str]) -> None:
+    import warnings
+
+    from pytest_flows.adapters import FlowsWarning, record_access
+
+    node = str(getattr(task, "name", "?"))
+    for key in keys:
+        record_access(f"state.{key}", write=True, where="in place", method=node)
+    listed = ", ".join(f"state[{k!r}]" for k in keys)
+    warnings.warn(
+        FlowsWarning(
+            f"LangGraph node {node!r} mutated {listed} in place: parallel siblings see it "
+            "in completion order, and a resume from a checkpoint never does (a checkpoint "
+            "holds the updates nodes return, not what they changed in place). Return the "
+            f"change as an update instead, e.g. return {{{keys[0]!r}: [...]}} with a "
+            "reducer."
+        ),
+        stacklevel=2,
+    )
+
+
+@contextlib.contextmanager
+def mutation_check() -> Iterator[None]:
+    """For the block, while a schedule is explored or recorded, each node's input is
+    snapshot before its task and compared after: a change is reported (a FlowsWarning)
+    and recorded as the node's write of ``state.<key>``."""
+    from langgraph.pregel import _retry
+
+    from pytest_flows.langgraph._explore_seams import ARUN_TASK, RUN_TASK
+    from pytest_flows.langgraph._seams import SEAMS
+
+    run, arun = _retry.run_with_retry, _retry.arun_with_retry  # what _runner imported
+
+    def checked(task: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _checking():
+            return run(task, *args, **kwargs)
+        before = _snapshot(task.input)
+        try:
+            return run(task, *args, **kwargs)
+        finally:
+            changed = mutated_fields(task.input, before)
+            if changed:
+                _report(task, changed)
+
+    async def achecked(task: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _checking():
+            return await arun(task, *args, **kwargs)
+        before = _snapshot(task.input)
+        try:
+            return await arun(task, *args, **kwargs)
+        finally:
+            changed = mutated_fields(task.input, before)
+            if changed:
+                _report(task, changed)
+
+    with SEAMS[RUN_TASK].replace(checked), SEAMS[ARUN_TASK].replace(achecked):
         yield

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pytest_flows.adapters import Seam
 
-__all__ = ["EXPLORE_SEAMS", "POOL_INIT", "STORE_ABATCH", "STORE_BATCH"]
+__all__ = ["ARUN_TASK", "EXPLORE_SEAMS", "POOL_INIT", "RUN_TASK", "STORE_ABATCH", "STORE_BATCH"]
 
 POOL_INIT = "concurrent.futures.thread:ThreadPoolExecutor.__init__"
 STORE_BATCH = "langgraph.store.memory:InMemoryStore.batch"
 STORE_ABATCH = "langgraph.store.memory:InMemoryStore.abatch"
+RUN_TASK = "langgraph.pregel._runner:run_with_retry"
+ARUN_TASK = "langgraph.pregel._runner:arun_with_retry"
 
 EXPLORE_SEAMS = (
     Seam(
@@ -35,4 +37,13 @@ EXPLORE_SEAMS = (
         params=("self", "ops"),
     ),
     Seam(STORE_ABATCH, "patch", "the async twin of batch", params=("self", "ops")),
+    Seam(
+        RUN_TASK,
+        "patch",
+        "the runner runs each node's task through it: while a schedule is explored or a "
+        "race check records, the node's input is snapshot before and compared after, to "
+        "report a node that mutated shared state in place",
+        params=("task", "retry_policy"),
+    ),
+    Seam(ARUN_TASK, "patch", "the async twin of run_with_retry", params=("task", "retry_policy")),
 )

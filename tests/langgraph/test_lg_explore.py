@@ -12,7 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from pytest_flows import FlowsSession
+from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.runtime.schedule import Chooser
 from pytest_flows.langgraph._explore import JoinOrder, store_keys
 
@@ -141,3 +141,67 @@ def test_store_keys_order_a_search_against_puts_below_its_prefix():
 
 def test_the_store_is_its_own_again_after_the_test():
     assert InMemoryStore.batch.__qualname__ == "InMemoryStore.batch"
+
+
+def mutating_graph() -> Any:
+    """``a`` appends to the list it was given; its parallel sibling ``b`` reads it."""
+
+    class Seen(TypedDict, total=False):
+        notes: Annotated[list[str], operator.add]
+        seen: list[str]
+
+    builder = StateGraph(Seen)
+
+    def a(state: Seen) -> Seen:
+        state["seen"].append("a")  # in place: the mistake the check reports
+        return {"notes": ["a"]}
+
+    def b(state: Seen) -> Seen:
+        return {"notes": ["b saw " + ",".join(state["seen"])]}
+
+    builder.add_node("init", lambda state: {"seen": []})
+    builder.add_node("a", a)
+    builder.add_node("b", b)
+    builder.add_edge(START, "init")
+    builder.add_edge("init", "a")
+    builder.add_edge("init", "b")
+    builder.add_edge(["a", "b"], END)
+    return builder.compile()
+
+
+def test_a_node_that_mutates_its_input_in_place_is_reported_while_exploring():
+    import pytest
+
+    from pytest_flows.adapters import FlowsWarning
+
+    with (
+        pytest.warns(FlowsWarning, match=r"node 'a' mutated state\['seen'\] in place") as got,
+        FlowsSession(test_id="lg-explore") as flows,
+    ):
+        found = explore(flows, mutating_graph, {"notes": []}, max_schedules=5)
+    assert "a resume from a checkpoint never does" in str(got[0].message)
+    # what the report says: the sibling saw the change, the checkpoint never holds it
+    values = found.outcomes[0].run.values
+    assert values["seen"] == [] and "b saw a" in values["notes"]
+
+
+def test_a_node_that_returns_its_update_is_not_reported():
+    import warnings
+
+    from pytest_flows.adapters import FlowsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FlowsWarning)
+        with FlowsSession(test_id="lg-explore") as flows:
+            found = explore(flows, sleepers_graph, {"notes": []}, max_schedules=3)
+    assert found.outcomes
+
+
+def test_mutated_fields_compares_each_field_with_its_snapshot():
+    from pytest_flows.langgraph._explore import _snapshot, mutated_fields
+
+    state = {"xs": [1], "n": 1, "d": {"k": 1}}
+    before = _snapshot(state)
+    assert "n" not in before  # immutable: nothing to check
+    state["xs"].append(2)
+    assert mutated_fields(state, before) == ["xs"]
