@@ -159,10 +159,36 @@ def recorded_store() -> Iterator[None]:
         yield
 
 
+def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
+    """Under a seed, a pool worker draws a new priority for each job it takes.
+
+    The seeded scheduler runs the ready thread of highest priority, each thread drawing
+    one per piece of work (PCT). The harness's own pool draws per job; a
+    ``ThreadPoolExecutor``'s workers drew once: the worker that took a superstep's first
+    node outranked its idle siblings at every switch point, took the next node too, and
+    no seed ever interleaved two parallel nodes (16 of 16 seeds gave one order).
+    """
+    from concurrent.futures import thread
+
+    from pytest_flows.adapters import current_participant
+    from pytest_flows.langgraph._explore_seams import POOL_JOB
+    from pytest_flows.langgraph._seams import SEAMS
+
+    run = thread._WorkItem.run
+
+    def run_job(self: Any) -> None:
+        me = current_participant()
+        if me is not None and me.sched.seed != 0 and not me.sched.aborted:
+            me.priority = me.sched._rng.random()  # the scheduler's seeded draws
+        run(self)
+
+    return SEAMS[POOL_JOB].replace(run_job)
+
+
 @contextlib.contextmanager
 def exploration_seams() -> Iterator[None]:
     """What a test of a LangGraph graph runs under, for seeds and explore() alike."""
-    with ordered_pool_joins(), recorded_store(), mutation_check():
+    with ordered_pool_joins(), fresh_priority_per_job(), recorded_store(), mutation_check():
         yield
 
 

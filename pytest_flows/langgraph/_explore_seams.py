@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pytest_flows.adapters import Seam
 
-__all__ = ["ARUN_TASK", "EXPLORE_SEAMS", "POOL_INIT", "RUN_TASK", "STORE_ABATCH", "STORE_BATCH"]
+__all__ = [
+    "ARUN_TASK",
+    "EXPLORE_SEAMS",
+    "POOL_INIT",
+    "POOL_JOB",
+    "RUN_TASK",
+    "STORE_ABATCH",
+    "STORE_BATCH",
+]
 
 POOL_INIT = "concurrent.futures.thread:ThreadPoolExecutor.__init__"
+POOL_JOB = "concurrent.futures.thread:_WorkItem.run"
 STORE_BATCH = "langgraph.store.memory:InMemoryStore.batch"
 STORE_ABATCH = "langgraph.store.memory:InMemoryStore.abatch"
 RUN_TASK = "langgraph.pregel._runner:run_with_retry"
@@ -46,4 +55,12 @@ EXPLORE_SEAMS = (
         params=("task", "retry_policy"),
     ),
     Seam(ARUN_TASK, "patch", "the async twin of run_with_retry", params=("task", "retry_policy")),
+    Seam(
+        POOL_JOB,
+        "patch",
+        "a pool worker runs each job through it: under a seed the worker draws a fresh "
+        "priority for each job, as the harness's own pool does, or the worker that won "
+        "the first job kept the highest priority and ran every parallel node to its end",
+        params=("self",),
+    ),
 )

@@ -205,3 +205,17 @@ def test_mutated_fields_compares_each_field_with_its_snapshot():
     assert "n" not in before  # immutable: nothing to check
     state["xs"].append(2)
     assert mutated_fields(state, before) == ["xs"]
+
+
+def _last_note(seed: int) -> str:
+    with FlowsSession(seed=seed, test_id="lg-explore") as flows:
+        return str(flows.run(counter_graph(), {"notes": []}).values["notes"][-1])
+
+
+def test_seeds_order_two_parallel_sync_nodes_both_ways_each_seed_one_way():
+    # Which node's put lands last is the OS's choice bare. Before each pool job drew its
+    # own priority, the worker that took the first node took the second too, under every
+    # one of 16 seeds ("last=b" always).
+    by_seed = {seed: _last_note(seed) for seed in range(16)}
+    assert set(by_seed.values()) >= {"n=2 by=a", "n=2 by=b"}, by_seed
+    assert all(_last_note(seed) == by_seed[seed] for seed in (3, 11, 0))
