@@ -14,6 +14,8 @@ but on who waits when), only now the same under every run.
 from __future__ import annotations
 
 import contextlib
+import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -28,6 +30,12 @@ __all__ = [
 ]
 
 
+#: The workers of LangGraph's pools (langchain-core's ``ContextThreadPoolExecutor``)
+#: made during a flows test: only their jobs draw a priority each (other frameworks'
+#: and the user's pools are left as they are, whichever frameworks are imported).
+_WORKERS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 class JoinOrder(set):  # type: ignore[type-arg]
     """A set of threads that iterates in the order they were added."""
 
@@ -40,6 +48,8 @@ class JoinOrder(set):  # type: ignore[type-arg]
     def add(self, item: Any) -> None:
         if item not in self:
             self._order.append(item)
+            with contextlib.suppress(TypeError):  # not weakly referenceable: no thread
+                _WORKERS.add(item)
         super().add(item)
 
     def discard(self, item: Any) -> None:
@@ -60,7 +70,8 @@ class JoinOrder(set):  # type: ignore[type-arg]
 
 
 def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
-    """For the block, every ``ThreadPoolExecutor`` made joins its workers in start order."""
+    """For the block, every pool LangGraph makes (langchain-core's
+    ``ContextThreadPoolExecutor``) joins its workers in start order."""
     from concurrent.futures import ThreadPoolExecutor
 
     from pytest_flows.langgraph._explore_seams import POOL_INIT
@@ -70,7 +81,8 @@ def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         made(self, *args, **kwargs)
-        self._threads = JoinOrder(self._threads)
+        if type(self).__module__.startswith("langchain_core."):
+            self._threads = JoinOrder(self._threads)
 
     return SEAMS[POOL_INIT].replace(__init__)
 
@@ -178,7 +190,12 @@ def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
 
     def run_job(self: Any) -> None:
         me = current_participant()
-        if me is not None and me.sched.seed != 0 and not me.sched.aborted:
+        if (
+            me is not None
+            and me.sched.seed != 0
+            and not me.sched.aborted
+            and threading.current_thread() in _WORKERS
+        ):
             me.priority = me.sched._rng.random()  # the scheduler's seeded draws
         run(self)
 

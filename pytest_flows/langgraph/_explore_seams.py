@@ -26,9 +26,10 @@ EXPLORE_SEAMS = (
         POOL_INIT,
         "patch",
         "a pool keeps its workers in a set and shutdown(wait=True) joins them in the set's "
-        "order, which follows their memory addresses: per test the set iterates in the "
-        "order the workers started, so one schedule of a sync graph (LangGraph makes and "
-        "shuts down a pool per run) replays, and explore() can derive the next",
+        "order, which follows their memory addresses: per test a LangGraph pool's set "
+        "iterates in the order the workers started, so one schedule of a sync graph "
+        "(LangGraph makes and shuts down a pool per run) replays, and explore() can "
+        "derive the next",
         source=("self._threads = set()",),
     ),
     Seam(
