@@ -58,6 +58,7 @@ class _Run:
         self.fired: list[str] = []
         #: a superstep graph's place: the task running at each depth, the superstep
         #: at each depth, and which nodes finished in each (prefix, superstep)
+        self.supersteps = False  # a run traced superstep by superstep (LangGraph's)
         self.depth = 0
         self.tasks: dict[int, str] = {}
         self.steps: dict[int, int] = {}
@@ -71,7 +72,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     open_runs: list[tuple[str, _Run | None]] = []
     all_runs: list[_Run] = []
 
-    def start(name: str, depth: int = 0) -> None:
+    def start(name: str, depth: int, supersteps: bool) -> None:
         for i, note in enumerate(pending):
             if note.name == name:
                 del pending[i]
@@ -82,6 +83,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
                         counted = result[note.graph.key] = Counted(note.graph)
                     run = _Run(counted)
                     run.depth = depth
+                    run.supersteps = supersteps
                     all_runs.append(run)
                 open_runs.append((name, run))
                 return
@@ -98,7 +100,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     for event in trace:
         kind = event.kind
         if kind in _STARTS:
-            start(event.name, event.depth)
+            start(event.name, event.depth, kind == "graph.started")
         elif kind in _ENDS:
             for i in range(len(open_runs) - 1, -1, -1):
                 if open_runs[i][0] == event.name:
@@ -128,7 +130,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
                     run.counted.covered.add(item)
         elif kind in _SUPERSTEP_KINDS and open_runs:
             run = open_runs[-1][1]
-            if run is not None and run.graph.framework == "langgraph":
+            if run is not None and run.supersteps:
                 _superstep_line(run, event)
     for counted in result.values():
         counted.started_only = {
