@@ -34,6 +34,7 @@ from pytest_flows._internal.llm_script import (
 from pytest_flows._internal.property_runs import Outcome
 from pytest_flows._internal.registry import RecorderPart
 from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.script import Match as Match
 from pytest_flows._internal.script import Request, plain
 from pytest_flows._internal.script import UnscriptedRequest as UnscriptedRequest
 from pytest_flows._internal.seams import Registry, Seam, replaced
@@ -68,6 +69,7 @@ __all__ = [
     "Item",
     "LLMScript",
     "Link",
+    "Match",
     "Node",
     "Outcome",
     "RecorderPart",
