@@ -151,6 +151,16 @@ class LangGraphAdapter(AdapterBase):
 
         return tuple(SEAMS)
 
+    def golden(self) -> Any:
+        from pytest_flows.langgraph._golden import ADAPTER as GOLDEN
+
+        return GOLDEN
+
+    def graph(self, flow: Any) -> Any:
+        from pytest_flows.langgraph._graph import graph_of
+
+        return graph_of(flow)
+
     # -- running ------------------------------------------------------------------
     def checkpointer(self, session: FlowsSession) -> Any:
         """The saver every run of this test uses: flow_store's, else the test's own."""
