@@ -98,7 +98,10 @@ class LangGraphAdapter(AdapterBase):
         watch = self.watch(session)
         token = current_handler.set(Handler(watch))
         try:
-            with _ids.deterministic_ids(f"{session.test_id}:{session.seed}"):
+            with (
+                _ids.deterministic_ids(f"{session.test_id}:{session.seed}"),
+                _managed_pool_lock(),
+            ):
                 yield
         finally:
             with contextlib.suppress(ValueError):  # set in another context: leave it
@@ -363,6 +366,25 @@ def _stored_ids_first(graph: Any, config: Mapping[str, Any]) -> None:
         return
     if latest is not None:
         _ids.ids_after([str(latest.config["configurable"].get("checkpoint_id"))])
+
+
+def _managed_pool_lock() -> contextlib.AbstractContextManager[None]:
+    """``concurrent.futures``' module-wide submit lock, made during the test (so the
+    scheduler manages it) for the test's length.
+
+    LangGraph submits to its pool from the pool's own workers (a finished task's writes
+    are saved from its done-callback); ``submit`` starts a worker thread (a switch
+    point) while holding this lock, made at import and so unmanaged: a worker that
+    submits meanwhile would block outside the scheduler until its grace ran out.
+    """
+    import threading
+
+    from pytest_flows.langgraph._seams import SEAMS
+
+    return SEAMS[POOL_LOCK].replace(threading.Lock())
+
+
+POOL_LOCK = "concurrent.futures.thread:_global_shutdown_lock"
 
 
 def _is_remote(target: object) -> bool:

@@ -63,6 +63,19 @@ CORE = (
         for module in ("langgraph.pregel._checkpoint", "langgraph.pregel._loop")
     ),
     Seam(
+        "concurrent.futures.thread:_global_shutdown_lock",
+        "patch",
+        "ThreadPoolExecutor.submit starts a worker (a switch point) holding this lock, made "
+        "at import: LangGraph submits from pool workers, so per test it is one the "
+        "scheduler manages",
+    ),
+    Seam(
+        "concurrent.futures.thread:ThreadPoolExecutor.submit",
+        "read",
+        "the lock above is the one submit takes",
+        source=("_global_shutdown_lock",),
+    ),
+    Seam(
         "langgraph.checkpoint.memory:random",
         "patch",
         "InMemorySaver's channel versions end in random.random(): seeded per test",
