@@ -31,11 +31,13 @@ from pytest_flows._internal.llm_script import (
     tool_calls_of,
     tools_summary,
 )
+from pytest_flows._internal.participants import sleep_on
 from pytest_flows._internal.property_runs import Outcome
 from pytest_flows._internal.registry import RecorderPart
+from pytest_flows._internal.replies import Stream, ToolCall
 from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.script import Exchange, Request, ScriptError, plain
 from pytest_flows._internal.script import Match as Match
-from pytest_flows._internal.script import Request, plain
 from pytest_flows._internal.script import UnscriptedRequest as UnscriptedRequest
 from pytest_flows._internal.seams import Registry, Seam, replaced
 from pytest_flows._internal.seams import check as check_seams
@@ -46,6 +48,7 @@ from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
 from pytest_flows._internal.tool_script import FakeTools
 from pytest_flows._internal.trace import TraceEvent
 from pytest_flows._internal.trace import render_value as render_value
+from pytest_flows._internal.usage import note as note_usage
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -56,6 +59,7 @@ __all__ = [
     "AdapterSpec",
     "Binding",
     "Branch",
+    "Exchange",
     "FakeCrews",
     "FakeTools",
     "FieldChange",
@@ -75,10 +79,13 @@ __all__ = [
     "RecorderPart",
     "Registry",
     "Request",
+    "ScriptError",
     "ScriptedHuman",
     "Seam",
     "SimulatedCrash",
     "StoreBackend",
+    "Stream",
+    "ToolCall",
     "TraceEvent",
     "UnscriptedRequest",
     "check_offered",
@@ -88,10 +95,12 @@ __all__ = [
     "is_pause",
     "llm_call_event",
     "note_started",
+    "note_usage",
     "plain",
     "register_adapter",
     "render_value",
     "replaced",
+    "sleep_on",
     "tool_calls_of",
     "tools_summary",
 ]
