@@ -150,9 +150,9 @@ class LangGraphAdapter(AdapterBase):
         )
 
     def seams(self) -> Sequence[object]:
-        from pytest_flows.langgraph._seams import SEAMS
+        from pytest_flows.langgraph._seams import RECORDER_SEAMS, SEAMS
 
-        return tuple(SEAMS)
+        return (*SEAMS, *RECORDER_SEAMS)
 
     def golden(self) -> Any:
         from pytest_flows.langgraph._golden import ADAPTER as GOLDEN
