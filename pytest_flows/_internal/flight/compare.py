@@ -466,6 +466,8 @@ def _replayed_end(run: FlowRun) -> dict[str, Any]:
         }
     if type(run.output).__name__ == "HumanFeedbackPending":
         return {"outcome": "paused"}
+    if run.extras.get("status") == "interrupted":  # a LangGraph run waiting on interrupts
+        return {"outcome": "paused"}
     outputs = getattr(run, "outputs", None)
     if isinstance(outputs, list):
         # A workflow's outcome is its outputs, recorded as JSON data.
