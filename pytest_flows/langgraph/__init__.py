@@ -15,7 +15,15 @@ Importing this package imports ``langgraph``; ``import pytest_flows`` does not.
 import langgraph  # noqa: F401
 
 from pytest_flows.langgraph._human import Interrupts, interrupts
+from pytest_flows.langgraph._llm import FlowsChatModel
 from pytest_flows.langgraph._run import GraphRun, PendingInterrupt
 from pytest_flows.langgraph._seams import check_patch_points
 
-__all__ = ["GraphRun", "Interrupts", "PendingInterrupt", "check_patch_points", "interrupts"]
+__all__ = [
+    "FlowsChatModel",
+    "GraphRun",
+    "Interrupts",
+    "PendingInterrupt",
+    "check_patch_points",
+    "interrupts",
+]

@@ -1,13 +1,12 @@
 """fake_llm answers langchain-core chat models in real LangGraph graphs.
 
-The graphs run on LangGraph's own runtime (``graph.invoke``/``stream``); the model is
-a module-level ``ChatOpenAI`` (lg_llm_graphs.MODEL) or an injected ``FlowsChatModel``.
-Until the adapter binds ``fake_llm`` itself, ``llm`` binds an ``LLMScript`` directly.
+The graphs run on LangGraph's own runtime (``graph.invoke``/``stream``, as user code
+calls them); the model is a module-level ``ChatOpenAI`` (lg_llm_graphs.MODEL) or an
+injected ``FlowsChatModel``. ``llm`` is the ``fake_llm`` fixture the adapter binds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import lg_llm_graphs as g
@@ -20,11 +19,9 @@ from pytest_flows.langgraph._llm import FlowsChatModel, bind_llm
 
 
 @pytest.fixture
-def llm(flows: Any) -> Iterator[LLMScript]:
-    script = LLMScript()
-    with bind_llm(flows, script):
-        yield script
-    script.script.verify()
+def llm(fake_llm: LLMScript) -> LLMScript:
+    """The user's fixture: the adapter binds it (bind_llm) for the test."""
+    return fake_llm
 
 
 @pytest.fixture(params=["module ChatOpenAI", "injected FlowsChatModel"])

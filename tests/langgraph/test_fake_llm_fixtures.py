@@ -3,19 +3,12 @@ graphs, with the fixtures a user requests (the LangGraph adapter binds the fakes
 
 from __future__ import annotations
 
-import importlib.util
-
 import lg_llm_graphs as g
 import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
 from pytest_flows import UnscriptedRequest, call_tool
-
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("pytest_flows.langgraph._adapter") is None,
-    reason="the LangGraph adapter (issue 40, core part) binds fake_llm: not merged here yet",
-)
 
 
 def test_a_react_run_is_answered_traced_and_counted(flows, fake_llm, fake_tools):

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from pytest_flows._internal.seams import Seam, SeamsMoved, check, problems
+from pytest_flows._internal.contract.seams import Seam, SeamsMoved, check, problems
 from pytest_flows.langgraph._llm_seams import LLM_REGISTRY, LLM_SEAMS
 
 

@@ -1,12 +1,11 @@
 """fake_tools answers the tools a LangGraph ``ToolNode`` (or user code) runs.
 
-The model's turns come from ``fake_llm`` (bound directly, as in test_fake_llm.py);
+The model's turns come from ``fake_llm``;
 the tools are ``@tool`` functions and a ``BaseTool`` subclass, run by ``ToolNode``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import lg_llm_graphs as g
@@ -15,24 +14,18 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 
 from pytest_flows import FakeTools, LLMScript, UnscriptedRequest, call_tool
-from pytest_flows.langgraph._llm import bind_llm
 from pytest_flows.langgraph._tools import bind_tools
 
 
 @pytest.fixture
-def llm(flows: Any) -> Iterator[LLMScript]:
-    script = LLMScript()
-    with bind_llm(flows, script):
-        yield script
-    script.script.verify()
+def llm(fake_llm: LLMScript) -> LLMScript:
+    return fake_llm
 
 
 @pytest.fixture
-def tools(flows: Any) -> Iterator[FakeTools]:
-    fake = FakeTools(flows)
-    with bind_tools(flows, fake):
-        yield fake
-    fake.script.verify()
+def tools(fake_tools: FakeTools) -> FakeTools:
+    """The user's fixture: the adapter binds it (bind_tools) for the test."""
+    return fake_tools
 
 
 def _ask(text: str = "go") -> Any:
