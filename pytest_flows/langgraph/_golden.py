@@ -269,8 +269,7 @@ class LangGraphGolden:
             return []
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from pytest_flows.langgraph._adapter import ADAPTER as CORE
-
+        core = _core(session)
         serde = _serde_for(session, today)
         stored = list(recorded.get("checkpoints", []))
         results: list[dict[str, Any]] = []
@@ -288,7 +287,7 @@ class LangGraphGolden:
             try:
                 with (
                     _replaying(session, scripted),
-                    replaced(CORE.fakes(session), "checkpointer", saver),
+                    replaced(core.fakes(session), "checkpointer", saver),
                 ):
                     run = session.run(today, None, config=config, raise_on_error=False)
                 trace = run.trace.lines()
@@ -404,14 +403,20 @@ def _topology_breaks(
     ]
 
 
+def _core(session: FlowsSession) -> Any:
+    """The LangGraph adapter (through the session: this module is imported by it)."""
+    adapter = session.ensure("langgraph")
+    if adapter is None:  # pragma: no cover - a golden LangGraph run means it is loaded
+        raise FlowsUsageError("golden replay of a LangGraph graph needs langgraph imported.")
+    return adapter
+
+
 def _serde_for(session: FlowsSession, today: Any) -> Any:
     """The serializer today's graph stores with: its own checkpointer's, else the test's."""
     own = _saver_of(today)
     if own is not None:
         return own.serde
-    from pytest_flows.langgraph._adapter import ADAPTER as CORE
-
-    return CORE.checkpointer(session).serde
+    return _core(session).checkpointer(session).serde
 
 
 def _put(saver: Any, serde: Any, thread: str, entry: dict[str, Any]) -> None:
@@ -453,19 +458,18 @@ def _outcome(run: Any) -> str:
 def _replaying(session: FlowsSession, scripted: Any) -> Iterator[None]:
     """The test's recorded LLM replies and human answers bound for one replay, fresh
     (the test's own fakes are spent by then); unbound on exit."""
-    from pytest_flows.langgraph._adapter import ADAPTER as CORE
-
+    core = _core(session)
     with contextlib.ExitStack() as stack:
         if scripted.llm:
             with contextlib.suppress(ModuleNotFoundError):  # the LLM fakes not installed
-                bound = CORE.bind_llm(session, scripted.llm_script())
+                bound = core.bind_llm(session, scripted.llm_script())
                 if bound is not None:
                     stack.enter_context(bound)
         if scripted.human:
             human = ScriptedHuman(session)
             human.allow_unused()
             _script_answers(human, scripted.human)
-            bound = CORE.bind_human(session, human)
+            bound = core.bind_human(session, human)
             if bound is not None:
                 stack.enter_context(bound)
         yield

@@ -542,7 +542,7 @@ def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any],
 def _interrupt_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
     """A LangGraph ``interrupt()`` answer (the ``Command(resume=...)`` value), given back
     as recorded: any JSON value, not only text."""
-    from pytest_flows._internal.script import Match
+    from pytest_flows._internal.fakes.script import Match
 
     recorded = entry.get("answer")
     method = entry.get("method")
