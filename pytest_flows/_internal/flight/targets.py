@@ -73,10 +73,9 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
         raise TargetError(f"{target!r}: cannot import {module} ({exc})") from None
-    holder = obj  # the module whose namespace holds the object reached
+    holder = obj  # what the object reached is an attribute of
     for part in qualname.split("."):
-        if inspect.ismodule(obj):
-            holder = obj
+        holder = obj
         try:
             # Statically: a property, a descriptor or a module __getattr__ never runs.
             obj = inspect.getattr_static(obj, part)
@@ -86,7 +85,8 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
             raise TargetError(f"{target!r}: {part} is not a class, function or module")
     defined_in = _module_of(obj)
     if defined_in is None and _instance_of_a_module(obj, holder):
-        # A module-level object (a compiled LangGraph graph): built where it is held.
+        # An object a module binds by name (a compiled LangGraph graph), not one reached
+        # through a class (a property): built where it is held.
         defined_in = holder.__name__
     if defined_in is None:
         raise TargetError(f"{target!r} names a {type(obj).__name__}, not a class or function")
