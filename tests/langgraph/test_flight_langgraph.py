@@ -188,3 +188,13 @@ def test_stopping_the_recorder_takes_its_hook_out(tmp_path: Path) -> None:
     assert recorder is not None and len(recorder.written) == 1
     flight_lg_graphs.fanout.invoke({"notes": []})  # not recorded: the recorder is off
     assert len(list(tmp_path.glob("*.flight.jsonl.gz"))) == 1
+
+
+def test_what_the_recorder_reaches_into_is_declared_and_checked() -> None:
+    from pytest_flows.langgraph._seams import RECORDER_SEAMS, check_patch_points
+
+    targets = {seam.target for seam in RECORDER_SEAMS}
+    assert "langchain_core.tracers.context:_configure_hooks" in targets
+    assert "langgraph.pregel.main:Pregel.stream" in targets
+    assert set(RECORDER_SEAMS) <= set(pytest_flows.langgraph._adapter.ADAPTER.seams())
+    check_patch_points()  # each still where it was declared, in the installed versions

@@ -203,3 +203,45 @@ def test_goldens_are_the_same_bytes_when_recorded_again(project: pytest.Pytester
         passed=1
     )
     assert golden_file(project).read_bytes() == first
+
+
+def test_goldens_are_the_same_bytes_in_another_process_and_hash_seed(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = golden_file(project).read_bytes()
+    monkeypatch.setenv("PYTHONHASHSEED", "4242")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.runpytest_subprocess(
+        "-p", "pytest_flows.plugin", "-p", "asyncio", "--flows-golden-update"
+    ).assert_outcomes(passed=1)
+    assert golden_file(project).read_bytes() == first
+
+
+SECRET_TEST = """
+import os
+
+import pytest
+from drafts import graph
+
+KEY = os.environ["DRAFTS_API_KEY"]  # read at import (a flows test's environment hides it)
+
+
+@pytest.mark.golden
+def test_drafts(flows, human):
+    human.answer(KEY)  # a credential that ends up in the state
+    flows.run(graph, {"topic": "golden files"})
+"""
+
+
+def test_a_secret_in_the_stored_state_is_never_written(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRAFTS_API_KEY", "sk-drafts-0123456789abcdef")
+    before = golden_file(project).read_bytes()
+    project.makepyfile(test_drafts=SECRET_TEST)
+
+    result = project.runpytest_inprocess("-p", "no:randomly", "--flows-golden-update")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*refusing to write a golden file*$DRAFTS_API_KEY*"])
+    assert golden_file(project).read_bytes() == before
