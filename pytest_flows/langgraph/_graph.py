@@ -4,7 +4,8 @@ Items (what ``--flows-cov`` counts), with ids that name nodes by their path
 (``sub:x`` is node ``x`` of the subgraph that node ``sub`` runs, as LangGraph's
 xray drawing names it):
 
-* ``node:<id>`` - every node (a subgraph's nodes in its place: xray draws them);
+* ``node:<id>`` - every node (a subgraph's nodes in its place: xray draws them),
+  covered when a task of it starts;
 * ``label:<source>:<label>`` - every destination of a conditional edge: its label
   when the path map names one (``add_conditional_edges("check", route, {"fraud":
   "block"})`` gives ``check -> fraud``), else the node it leads to; the router
@@ -28,7 +29,7 @@ from typing import Any
 
 from pytest_flows.adapters import FlowGraph, Item, Link, Node
 
-__all__ = ["graph_key", "graph_of", "logical"]
+__all__ = ["coverage_graph", "graph_key", "graph_of", "logical"]
 
 START, END = "__start__", "__end__"
 #: what LangGraph names a graph compiled without ``name=``
@@ -164,7 +165,7 @@ def graph_of(flow: Any) -> FlowGraph:
     for edge in drawn.edges:
         source, target = logical(str(edge.source), str(edge.target))
         if not edge.conditional:
-            _static(result, edge, source, target, waits, static)
+            _static(result, edge, source, target, waits, static, routes)
         else:
             _conditional(result, edge, source, target, routes, commands)
     return result
@@ -177,6 +178,7 @@ def _static(
     target: str,
     waits: dict[str, list[tuple[str, ...]]],
     static: set[tuple[str, str]],
+    routes: dict[str, set[str] | None],
 ) -> None:
     joins = [sources for sources in waits.get(target, ()) if source in sources]
     for sources in joins:
@@ -186,6 +188,8 @@ def _static(
         result.links.append(Link(str(edge.source), str(edge.target), "join", item))
     if joins and (source, target) not in static:
         return
+    if (source, target) not in static and source in routes and routes[source] is None:
+        return  # LangGraph's stand-in for a router that declares no destinations
     key = f"{source}->{target}"
     result.edges[key] = item = result.add(Item(f"edge:{key}", "edge", f"{source} -> {target}"))
     result.links.append(Link(str(edge.source), str(edge.target), "", item))
@@ -214,3 +218,7 @@ def _conditional(
     item = result.add(Item(f"goto:{key}", "command goto", f"{source} -> {target} (Command)"))
     result.edges.setdefault(key, item)
     result.links.append(Link(str(edge.source), str(edge.target), "goto", item))
+
+
+#: The name the adapter's ``graph()`` hook calls.
+coverage_graph = graph_of

@@ -215,6 +215,8 @@ def _superstep_line(run: _Run, event: TraceEvent) -> None:
     step = run.steps.get(depth, 0)
     if event.kind == "task.started":
         run.tasks[depth] = node
+        if f"node:{node}" in graph.item_ids():  # reached (an interrupted node is too)
+            counted.covered.add(f"node:{node}")
         # the input runs as the __start__ task of superstep 0: nodes of superstep 1 follow it
         before = run.finished.get((prefix, step - 1), set()) | (
             {"__start__"} if step <= 1 else set()
@@ -232,8 +234,6 @@ def _superstep_line(run: _Run, event: TraceEvent) -> None:
                 if item is not None:
                     counted.covered.add(item)
     elif event.kind == "task.finished":
-        if f"node:{node}" in graph.item_ids():
-            counted.covered.add(f"node:{node}")
         run.finished.setdefault((prefix, step), set()).add(node)
         end = graph.edges.get(f"{node}->__end__")
         if end is not None and end.startswith("edge:"):
