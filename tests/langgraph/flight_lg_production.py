@@ -2,7 +2,8 @@
 
 ``python flight_lg_production.py OUT_DIR BASE_URL`` runs the writer graph (a model
 call to the loopback server, then an ``interrupt()`` answered by a second invocation
-with ``Command(resume=...)``) and the fan-out graph (three parallel nodes and a join);
+with ``Command(resume=...)``), the fan-out graph (three parallel nodes and a join) and
+the writer again, left paused on its interrupt;
 prints the outputs, the records written and the test modules loaded (none may be).
 """
 
@@ -28,6 +29,8 @@ config = {"configurable": {"thread_id": "ticket-7", "user": "ada"}}
 paused = writer.invoke({"topic": "tides and the moon"}, config)
 finished = writer.invoke(Command(resume="yes"), config)
 fanned = fanout.invoke({"notes": []})
+# a run that pauses and is never answered (production moved on): recorded as paused
+writer.invoke({"topic": "rivers"}, {"configurable": {"thread_id": "ticket-8"}})
 recorder.flush()
 print(
     json.dumps(

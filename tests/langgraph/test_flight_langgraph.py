@@ -46,8 +46,9 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
+    records = [read_record(path) for path in report["written"]]
     report["records"] = {
-        read_record(path).header["graph"]: read_record(path) for path in report["written"]
+        ("paused" if r.outcome == "paused" else r.header["graph"]): r for r in records
     }
     report["requests"] = list(server.requests)
     return report
@@ -55,7 +56,7 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_a_graph_run_is_recorded_in_production_without_pytest(production):
     assert production["test_modules"] == []
-    assert len(production["requests"]) == 1  # the real HTTP call happened in production
+    assert len(production["requests"]) == 2  # the real HTTP calls happened in production
     record = production["records"]["writer"]
     assert record.framework == "langgraph"
     assert record.header["factory"] == "flight_lg_graphs:writer"
@@ -119,6 +120,16 @@ def test_the_recorded_answer_is_what_today_s_code_gets(flows, production):
     assert any(d.kind == "output" and "review" in d.where for d in replayed.divergences)
 
 
+def test_a_run_left_paused_replays_paused(flows, production):
+    record = production["records"]["paused"]
+    assert record.outcome == "paused" and not record.of_kind("human.answered")
+
+    replayed = flows.replay(record.path, flight_lg_graphs.writer)
+
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.status == "interrupted" and replayed.run.next == ("review",)
+
+
 def test_parallel_nodes_replay_in_the_recorded_completion_order(flows, production):
     record = read_record(production["records"]["fanout"].path)
     assert not flows.replay(record, flight_lg_graphs.fanout).diverged
@@ -149,10 +160,10 @@ def test_flows_replay_collects_a_directory_of_records(pytester, production):
     result = pytester.runpytest_inprocess(
         f"--flows-replay={directory}", "--flows-replay-allow=flight_lg_graphs", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=2)
+    refused.assert_outcomes(failed=3)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_lg_graphs*"])
 
 
