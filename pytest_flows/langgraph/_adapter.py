@@ -157,9 +157,14 @@ class LangGraphAdapter(AdapterBase):
         return coverage_graph(flow)
 
     def seams(self) -> Sequence[object]:
-        from pytest_flows.langgraph._seams import SEAMS
+        from pytest_flows.langgraph._seams import RECORDER_SEAMS, SEAMS
 
-        return tuple(SEAMS)
+        return (*SEAMS, *RECORDER_SEAMS)
+
+    def golden(self) -> Any:
+        from pytest_flows.langgraph._golden import ADAPTER as GOLDEN
+
+        return GOLDEN
 
     # -- running ------------------------------------------------------------------
     def checkpointer(self, session: FlowsSession) -> Any:
