@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -91,8 +91,13 @@ class LangGraphAdapter(AdapterBase):
     def watch(self, session: FlowsSession) -> GraphWatch:
         fakes = self.fakes(session)
         if fakes.watch is None:
-            fakes.watch = GraphWatch(self.trace_sink(session))
+            fakes.watch = GraphWatch(session.record)
         return fakes.watch
+
+    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
+        """Lines recorded here inside a node (a fake's model call) join that node's block
+        of the trace; anywhere else they are recorded at once."""
+        return self.watch(session).put
 
     @contextlib.contextmanager
     def activate(self, session: FlowsSession) -> Iterator[None]:
