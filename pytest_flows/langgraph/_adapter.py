@@ -104,10 +104,7 @@ class LangGraphAdapter(AdapterBase):
         watch = self.watch(session)
         token = current_handler.set(Handler(watch))
         try:
-            with (
-                _ids.deterministic_ids(f"{session.test_id}:{session.seed}"),
-                _managed_pool_lock(),
-            ):
+            with _ids.deterministic_ids(f"{session.test_id}:{session.seed}"):
                 yield
         finally:
             with contextlib.suppress(ValueError):  # set in another context: leave it
@@ -262,18 +259,26 @@ async def _stream(
                 run.interrupts.extend(found)
 
     try:
-        if call.asynchronous:
-            async for chunk in graph.astream(given, config, **options):
-                take(chunk)
-        else:
-            for chunk in graph.stream(given, config, **options):
-                take(chunk)
+        # only while a graph runs: other frameworks keep the pool lock they had
+        with _managed_pool_lock():
+            await _drive(graph, given, config, options, call.asynchronous, take)
     finally:
         with watch._lock:
             lines = list(root.lines(0))
         watch.release(run_id)
         for line in lines:
             sink(line)
+
+
+async def _drive(
+    graph: Any, given: Any, config: Any, options: Any, asynchronous: bool, take: Any
+) -> None:
+    if asynchronous:
+        async for chunk in graph.astream(given, config, **options):
+            take(chunk)
+    else:
+        for chunk in graph.stream(given, config, **options):
+            take(chunk)
 
 
 def _human_answers(
