@@ -185,7 +185,11 @@ class LangGraphAdapter(AdapterBase):
             return target.compile(checkpointer=self.checkpointer(session))
         if target.checkpointer is False:
             return target  # persistence switched off on purpose: runs as it would
-        return target.copy(update={"checkpointer": self.checkpointer(session)})
+        saver = self.checkpointer(session)
+        serving = getattr(saver, "serving", None)  # flow_store's: with the graph's serializer
+        if callable(serving):
+            saver = serving(target.checkpointer)
+        return target.copy(update={"checkpointer": saver})
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
