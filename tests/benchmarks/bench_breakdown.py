@@ -6,8 +6,9 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
 
 It splits a harnessed run (``BENCH_RUNS`` runs in alternating rounds) into:
   (b) the crewai runtime: the same flow on a plain event loop with the harness's crewai
-      settings (console quiet, sync event handlers inline) and its sync methods called
-      inline, so that no thread is involved: what no harness can save;
+      settings (console quiet, sync event handlers inline, the default memory's store the
+      in-memory one the harness fakes it with) and its sync methods called inline, so
+      that no thread is involved: what no harness can save;
   (c) baton hand-offs: how long each woken thread took to run after it was handed the
       baton (an OS wake-up and the GIL), summed over a run, in separate instrumented runs;
   (a) the harness's own work: the rest (scheduler, deterministic loop, seams, trace).
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from benchkit import samples, wall  # first: crewai's offline settings
+from benchkit import memory_faked, samples, wall  # first: crewai's offline settings
 from crewai.events.event_bus import crewai_event_bus
 from dispatch_flows import Twelve
 
@@ -100,10 +101,10 @@ def main() -> None:
     handoffs = 0
     with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
         session.run(Twelve)
-    with _quiet_console(), patches.inline_event_bus():
+    with _quiet_console(), patches.inline_event_bus(), memory_faked():
         runtime_alone()
     for _ in range(max(1, -(-RUNS // ROUND))):
-        with _quiet_console(), patches.inline_event_bus():
+        with _quiet_console(), patches.inline_event_bus(), memory_faked():
             alone = statistics.median(samples(runtime_alone, ROUND))
         with FlowsSession(test_id="bench-breakdown") as session:
             session.run(Twelve)

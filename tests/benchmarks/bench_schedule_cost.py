@@ -10,7 +10,8 @@ Per flow, in ``BENCH_ROUNDS`` interleaved rounds (default 5), each of ``BENCH_RU
   bare      crewAI's own work: ``Flow().kickoff()`` with crewAI's own loop, thread pool and
             event bus, console quiet as under the harness, every ``time.sleep`` and
             ``asyncio.sleep`` cut to zero (virtual time makes the harness's sleeps free:
-            the bare flow's waiting is no work either);
+            the bare flow's waiting is no work either), the default memory's store the
+            in-memory one the harness fakes it with (benchkit.memory_faked);
   alone     the runtime without threads (``bench_breakdown.py``'s (b)): the flow's sync
             methods called inline on a plain loop, sync event handlers inline; what no
             harness can save;
@@ -36,7 +37,7 @@ from typing import Any
 
 from bench_breakdown import _InlineLoop
 from bench_explore import CORPUS
-from benchkit import samples, wall  # first: crewai's offline settings
+from benchkit import memory_faked, samples, wall  # first: crewai's offline settings
 from crewai.events.event_bus import crewai_event_bus
 
 from pytest_flows import FlowsSession, explore
@@ -84,7 +85,7 @@ def measure(flow: type) -> tuple[float, float, float, float, int]:
     rows = []
     schedules = 0
     for _ in range(ROUNDS):
-        with _quiet_console(), _no_waiting():
+        with _quiet_console(), _no_waiting(), memory_faked():
             b = _median(lambda: bare(flow))
             with patches.inline_event_bus():
                 a = _median(lambda: alone(flow))
@@ -103,7 +104,7 @@ def main() -> None:
     only = {name for name in os.environ.get("BENCH_FLOWS", "").split(",") if name}
     flows = [flow for flow in CORPUS if not only or flow.__name__ in only]
     for flow in flows[:1]:  # one-time imports and configuration
-        with _quiet_console(), _no_waiting():
+        with _quiet_console(), _no_waiting(), memory_faked():
             bare(flow)
         with FlowsSession(test_id="bench") as session:
             explore(session, flow, max_schedules=2)

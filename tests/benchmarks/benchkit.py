@@ -4,10 +4,11 @@ the harness does not virtualise."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,3 +35,22 @@ def samples(fn: Callable[[], object], runs: int) -> list[float]:
         fn()
         taken.append(wall() - started)
     return taken
+
+
+@contextlib.contextmanager
+def memory_faked() -> Iterator[None]:
+    """A flow's default ``Memory`` gets an in-memory store, the one the harness gives it
+    (storage is an edge the harness fakes): the runtime measured alone must not pay for
+    LanceDB's connection, which no harnessed run makes."""
+    from crewai.memory.storage import factory
+
+    from pytest_flows.crewai._memory import DEFAULT_SPEC, InMemoryStorage
+
+    previous = factory._factory
+    factory.set_memory_storage_factory(
+        lambda spec: InMemoryStorage() if spec == DEFAULT_SPEC else None
+    )
+    try:
+        yield
+    finally:
+        factory.set_memory_storage_factory(previous)
