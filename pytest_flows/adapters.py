@@ -34,13 +34,18 @@ from pytest_flows._internal.llm_script import (
 from pytest_flows._internal.property_runs import Outcome
 from pytest_flows._internal.registry import RecorderPart
 from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.script import Match as Match
 from pytest_flows._internal.script import Request, plain
+from pytest_flows._internal.script import UnscriptedRequest as UnscriptedRequest
 from pytest_flows._internal.seams import Registry, Seam, replaced
+from pytest_flows._internal.seams import check as check_seams
+from pytest_flows._internal.seams import framework_versions as framework_versions
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.store import FlowStore
 from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
 from pytest_flows._internal.tool_script import FakeTools
 from pytest_flows._internal.trace import TraceEvent
+from pytest_flows._internal.trace import render_value as render_value
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -64,6 +69,7 @@ __all__ = [
     "Item",
     "LLMScript",
     "Link",
+    "Match",
     "Node",
     "Outcome",
     "RecorderPart",
@@ -74,13 +80,17 @@ __all__ = [
     "SimulatedCrash",
     "StoreBackend",
     "TraceEvent",
+    "UnscriptedRequest",
     "check_offered",
+    "check_seams",
     "differences",
+    "framework_versions",
     "is_pause",
     "llm_call_event",
     "note_started",
     "plain",
     "register_adapter",
+    "render_value",
     "replaced",
     "tool_calls_of",
     "tools_summary",
