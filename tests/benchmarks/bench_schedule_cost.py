@@ -18,9 +18,12 @@ Per flow, in ``BENCH_ROUNDS`` interleaved rounds (default 5), each of ``BENCH_RU
   run       ``flows.run`` (seed 0, no schedule);
   schedule  an ``explore(..., max_schedules=BENCH_RUNS)``'s wall time over the schedules it
             ran: one schedule of a search, its bookkeeping included.
-Each column is the median over rounds of the per-round medians (a load that drifts from
-round to round moves all columns of a round alike). The ratios are schedule / bare and
-schedule / alone; the last line gives their medians over the corpus, and ``uptime``'s load.
+Each is timed twice, in wall time and in CPU time of the whole process (every thread: on a
+shared machine the load takes the CPU away from a run for as long as it likes, and from a
+run that hands off between threads more often); a column is the median over rounds of the
+per-round medians (a load that drifts from round to round moves all columns of a round
+alike). The ratios are schedule / bare and schedule / alone, in CPU time and in wall time;
+the last line gives their medians over the corpus, and the load average.
 ``BENCH_FLOWS`` (class names, comma-separated) measures only those.
 """
 
@@ -37,7 +40,7 @@ from typing import Any
 
 from bench_breakdown import _InlineLoop
 from bench_explore import CORPUS
-from benchkit import memory_faked, samples, wall  # first: crewai's offline settings
+from benchkit import cpu_samples, memory_faked, samples, wall  # first: crewai's offline settings
 from crewai.events.event_bus import crewai_event_bus
 
 from pytest_flows import FlowsSession, explore
@@ -77,27 +80,33 @@ def alone(flow: type) -> None:
         crewai_event_bus._exit_runtime_scope(scope)
 
 
-def _median(fn: Callable[[], object]) -> float:
-    return statistics.median(samples(fn, RUNS))
+def _medians(fn: Callable[[], object]) -> tuple[float, float]:
+    """The median wall and CPU seconds of ``fn()``."""
+    return statistics.median(samples(fn, RUNS)), statistics.median(cpu_samples(fn, RUNS))
 
 
-def measure(flow: type) -> tuple[float, float, float, float, int]:
+def _search(session: FlowsSession, flow: type) -> tuple[float, float, int]:
+    """Wall and CPU seconds a schedule of ``explore()``, and how many it ran."""
+    started, cpu = wall(), time.process_time()
+    found = explore(session, flow, max_schedules=RUNS)
+    n = found.schedules_run
+    return (wall() - started) / n, (time.process_time() - cpu) / n, n
+
+
+def measure(flow: type) -> tuple[list[float], int]:
+    """bare, alone, run and schedule (wall, CPU) seconds, and the schedules run."""
     rows = []
     schedules = 0
     for _ in range(ROUNDS):
         with _quiet_console(), _no_waiting(), memory_faked():
-            b = _median(lambda: bare(flow))
+            b = _medians(lambda: bare(flow))
             with patches.inline_event_bus():
-                a = _median(lambda: alone(flow))
+                a = _medians(lambda: alone(flow))
         with FlowsSession(test_id="bench") as session:
-            r = _median(lambda: session.run(flow, raise_on_error=False))
-            start = wall()
-            found = explore(session, flow, max_schedules=RUNS)
-            schedules = found.schedules_run
-            s = (wall() - start) / schedules
-        rows.append((b, a, r, s))
-    b, a, r, s = (statistics.median(column) for column in zip(*rows, strict=True))
-    return b, a, r, s, schedules
+            r = _medians(lambda: session.run(flow, raise_on_error=False))
+            *s, schedules = _search(session, flow)
+        rows.append((*b, *a, *r, *s))
+    return [statistics.median(column) for column in zip(*rows, strict=True)], schedules
 
 
 def main() -> None:
@@ -109,26 +118,27 @@ def main() -> None:
         with FlowsSession(test_id="bench") as session:
             explore(session, flow, max_schedules=2)
     print(
-        f"{'flow':20} {'bare ms':>8} {'alone ms':>8} {'run ms':>8} {'sched ms':>8} "
-        f"{'sched/s':>8} {'/bare':>6} {'/alone':>6}  (Python {sys.version.split()[0]}, "
-        f"{ROUNDS} rounds of {RUNS})"
+        f"{'':20} {'CPU ms':^35} {'wall':>8} {'CPU ratio':^13} {'wall ratio':^13}\n"
+        f"{'flow':20} {'bare':>8} {'alone':>8} {'run':>8} {'sched':>8} {'sched/s':>8} "
+        f"{'/bare':>6} {'/alone':>6} {'/bare':>6} {'/alone':>6}  "
+        f"(Python {sys.version.split()[0]}, {ROUNDS} rounds of {RUNS})"
     )
-    to_bare, to_alone, rates = [], [], []
+    ratios: list[tuple[float, float, float, float, float]] = []
     for flow in flows:
-        b, a, r, s, n = measure(flow)
-        to_bare.append(s / b)
-        to_alone.append(s / a)
-        rates.append(1 / s)
+        (bw, bc, aw, ac, _rw, rc, sw, sc), n = measure(flow)
+        ratios.append((1 / sw, sc / bc, sc / ac, sw / bw, sw / aw))
         print(
-            f"{flow.__name__:20} {b * 1e3:8.2f} {a * 1e3:8.2f} {r * 1e3:8.2f} {s * 1e3:8.2f} "
-            f"{1 / s:8.0f} {s / b:6.2f} {s / a:6.2f}" + ("" if n == RUNS else f"  ({n} schedules)"),
+            f"{flow.__name__:20} {bc * 1e3:8.2f} {ac * 1e3:8.2f} {rc * 1e3:8.2f} {sc * 1e3:8.2f} "
+            + "{:8.0f} {:6.2f} {:6.2f} {:6.2f} {:6.2f}".format(*ratios[-1])
+            + ("" if n == RUNS else f"  ({n} schedules)"),
             flush=True,
         )
+    medians = [statistics.median(column) for column in zip(*ratios, strict=True)]
     print(
-        f"{'median':20} {'':8} {'':8} {'':8} {'':8} {statistics.median(rates):8.0f} "
-        f"{statistics.median(to_bare):6.2f} {statistics.median(to_alone):6.2f}"
+        f"{'median':20} {'':8} {'':8} {'':8} {'':8} "
+        + "{:8.0f} {:6.2f} {:6.2f} {:6.2f} {:6.2f}".format(*medians)
     )
-    print("load:", os.getloadavg())
+    print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
