@@ -15,8 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.adapters import AdapterBase, AdapterSpec, register_adapter
-    from pytest_flows._internal.crew_script import FakeCrews
+    from pytest_flows._internal.contract.adapters import AdapterBase, AdapterSpec, register_adapter
     from pytest_flows._internal.errors import (
         FlowsDeadlockError,
         FlowsError,
@@ -25,19 +24,12 @@ if TYPE_CHECKING:
         NetworkBlockedError,
         NoMethodRanWarning,
     )
-    from pytest_flows._internal.exploration import explore
-    from pytest_flows._internal.golden.migrations import assert_resumes_old_states, old_states
-    from pytest_flows._internal.human_script import ScriptedHuman
-    from pytest_flows._internal.llm_script import LLMScript
-    from pytest_flows._internal.loop import Scheduler, VirtualClock
-    from pytest_flows._internal.races import RaceOutcomes, RaceResult, race_of
-    from pytest_flows._internal.recording.cassette import Recording, use_cassette
-    from pytest_flows._internal.recording.drift import (
-        CassetteMismatchError,
-        PromptDriftError,
-        RecordingBlockedError,
-    )
-    from pytest_flows._internal.replies import (
+    from pytest_flows._internal.exploration.explore import explore
+    from pytest_flows._internal.exploration.races import RaceOutcomes, RaceResult, race_of
+    from pytest_flows._internal.fakes.crew_script import FakeCrews
+    from pytest_flows._internal.fakes.human_script import ScriptedHuman
+    from pytest_flows._internal.fakes.llm_script import LLMScript
+    from pytest_flows._internal.fakes.replies import (
         ProviderError,
         RateLimitError,
         Stream,
@@ -45,8 +37,24 @@ if TYPE_CHECKING:
         call_tool,
         stream,
     )
+    from pytest_flows._internal.fakes.script import (
+        ALWAYS,
+        ScriptError,
+        UnscriptedRequest,
+        UnusedReplies,
+    )
+    from pytest_flows._internal.fakes.tool_script import FakeTools
+    from pytest_flows._internal.fakes.trajectory import TrajectoryMismatch
+    from pytest_flows._internal.fakes.usage import BudgetExceeded, Usage
+    from pytest_flows._internal.golden.migrations import assert_resumes_old_states, old_states
+    from pytest_flows._internal.recording.cassette import Recording, use_cassette
+    from pytest_flows._internal.recording.drift import (
+        CassetteMismatchError,
+        PromptDriftError,
+        RecordingBlockedError,
+    )
     from pytest_flows._internal.run import FlowRun
-    from pytest_flows._internal.script import ALWAYS, ScriptError, UnscriptedRequest, UnusedReplies
+    from pytest_flows._internal.runtime.loop import Scheduler, VirtualClock
     from pytest_flows._internal.session import FlowsSession
     from pytest_flows._internal.snapshot import (
         CheckpointRoundTrip,
@@ -54,7 +62,7 @@ if TYPE_CHECKING:
         normalized,
         snapshot_text,
     )
-    from pytest_flows._internal.state_properties import (
+    from pytest_flows._internal.state.state_properties import (
         assert_crash_resume,
         assert_fork_isolated,
         assert_time_travel,
@@ -62,8 +70,8 @@ if TYPE_CHECKING:
         check_fork_isolation,
         check_time_travel,
     )
-    from pytest_flows._internal.store import FlowStore
-    from pytest_flows._internal.store_records import (
+    from pytest_flows._internal.state.store import FlowStore
+    from pytest_flows._internal.state.store_records import (
         CheckpointNotFoundError,
         CrashPoint,
         InvalidStateIdError,
@@ -73,12 +81,9 @@ if TYPE_CHECKING:
         StoreCorruptedError,
         StoreError,
     )
-    from pytest_flows._internal.strategies import crash_points, scheduler_seeds, schedules
+    from pytest_flows._internal.state.strategies import crash_points, scheduler_seeds, schedules
     from pytest_flows._internal.syrupy_extension import FlowsSnapshotExtension
-    from pytest_flows._internal.tool_script import FakeTools
     from pytest_flows._internal.trace import Trace, TraceEvent
-    from pytest_flows._internal.trajectory import TrajectoryMismatch
-    from pytest_flows._internal.usage import BudgetExceeded, Usage
 
 __version__ = "0.2.0"
 
@@ -89,41 +94,41 @@ _EXPORTS = {
     "FlowRun": "pytest_flows._internal.run",
     "Trace": "pytest_flows._internal.trace",
     "TraceEvent": "pytest_flows._internal.trace",
-    "Usage": "pytest_flows._internal.usage",
-    "Scheduler": "pytest_flows._internal.loop",
-    "VirtualClock": "pytest_flows._internal.loop",
+    "Usage": "pytest_flows._internal.fakes.usage",
+    "Scheduler": "pytest_flows._internal.runtime.loop",
+    "VirtualClock": "pytest_flows._internal.runtime.loop",
     # the fixtures' types
-    "LLMScript": "pytest_flows._internal.llm_script",
-    "FakeTools": "pytest_flows._internal.tool_script",
-    "FakeCrews": "pytest_flows._internal.crew_script",
-    "ScriptedHuman": "pytest_flows._internal.human_script",
-    "FlowStore": "pytest_flows._internal.store",
+    "LLMScript": "pytest_flows._internal.fakes.llm_script",
+    "FakeTools": "pytest_flows._internal.fakes.tool_script",
+    "FakeCrews": "pytest_flows._internal.fakes.crew_script",
+    "ScriptedHuman": "pytest_flows._internal.fakes.human_script",
+    "FlowStore": "pytest_flows._internal.state.store",
     "Recording": "pytest_flows._internal.recording.cassette",
     # scripting replies
-    "ALWAYS": "pytest_flows._internal.script",
-    "ToolCall": "pytest_flows._internal.replies",
-    "Stream": "pytest_flows._internal.replies",
-    "call_tool": "pytest_flows._internal.replies",
-    "stream": "pytest_flows._internal.replies",
-    "ProviderError": "pytest_flows._internal.replies",
-    "RateLimitError": "pytest_flows._internal.replies",
+    "ALWAYS": "pytest_flows._internal.fakes.script",
+    "ToolCall": "pytest_flows._internal.fakes.replies",
+    "Stream": "pytest_flows._internal.fakes.replies",
+    "call_tool": "pytest_flows._internal.fakes.replies",
+    "stream": "pytest_flows._internal.fakes.replies",
+    "ProviderError": "pytest_flows._internal.fakes.replies",
+    "RateLimitError": "pytest_flows._internal.fakes.replies",
     # exploring schedules
-    "explore": "pytest_flows._internal.exploration",
-    "race_of": "pytest_flows._internal.races",
-    "RaceOutcomes": "pytest_flows._internal.races",
-    "RaceResult": "pytest_flows._internal.races",
+    "explore": "pytest_flows._internal.exploration.explore",
+    "race_of": "pytest_flows._internal.exploration.races",
+    "RaceOutcomes": "pytest_flows._internal.exploration.races",
+    "RaceResult": "pytest_flows._internal.exploration.races",
     # state properties
-    "CrashPoint": "pytest_flows._internal.store_records",
-    "SimulatedCrash": "pytest_flows._internal.store_records",
-    "check_crash_resume": "pytest_flows._internal.state_properties",
-    "check_time_travel": "pytest_flows._internal.state_properties",
-    "check_fork_isolation": "pytest_flows._internal.state_properties",
-    "assert_crash_resume": "pytest_flows._internal.state_properties",
-    "assert_time_travel": "pytest_flows._internal.state_properties",
-    "assert_fork_isolated": "pytest_flows._internal.state_properties",
-    "crash_points": "pytest_flows._internal.strategies",
-    "scheduler_seeds": "pytest_flows._internal.strategies",
-    "schedules": "pytest_flows._internal.strategies",
+    "CrashPoint": "pytest_flows._internal.state.store_records",
+    "SimulatedCrash": "pytest_flows._internal.state.store_records",
+    "check_crash_resume": "pytest_flows._internal.state.state_properties",
+    "check_time_travel": "pytest_flows._internal.state.state_properties",
+    "check_fork_isolation": "pytest_flows._internal.state.state_properties",
+    "assert_crash_resume": "pytest_flows._internal.state.state_properties",
+    "assert_time_travel": "pytest_flows._internal.state.state_properties",
+    "assert_fork_isolated": "pytest_flows._internal.state.state_properties",
+    "crash_points": "pytest_flows._internal.state.strategies",
+    "scheduler_seeds": "pytest_flows._internal.state.strategies",
+    "schedules": "pytest_flows._internal.state.strategies",
     # snapshots and golden files
     "FlowsSnapshotExtension": "pytest_flows._internal.syrupy_extension",
     "CheckpointRoundTrip": "pytest_flows._internal.snapshot",
@@ -135,9 +140,9 @@ _EXPORTS = {
     # recording
     "use_cassette": "pytest_flows._internal.recording.cassette",
     # writing a framework adapter
-    "AdapterBase": "pytest_flows._internal.adapters",
-    "AdapterSpec": "pytest_flows._internal.adapters",
-    "register_adapter": "pytest_flows._internal.adapters",
+    "AdapterBase": "pytest_flows._internal.contract.adapters",
+    "AdapterSpec": "pytest_flows._internal.contract.adapters",
+    "register_adapter": "pytest_flows._internal.contract.adapters",
     # errors and warnings
     "FlowsError": "pytest_flows._internal.errors",
     "FlowsUsageError": "pytest_flows._internal.errors",
@@ -145,17 +150,17 @@ _EXPORTS = {
     "NoMethodRanWarning": "pytest_flows._internal.errors",
     "NetworkBlockedError": "pytest_flows._internal.errors",
     "FlowsDeadlockError": "pytest_flows._internal.errors",
-    "ScriptError": "pytest_flows._internal.script",
-    "UnscriptedRequest": "pytest_flows._internal.script",
-    "UnusedReplies": "pytest_flows._internal.script",
-    "BudgetExceeded": "pytest_flows._internal.usage",
-    "TrajectoryMismatch": "pytest_flows._internal.trajectory",
-    "StoreError": "pytest_flows._internal.store_records",
-    "StoreCorruptedError": "pytest_flows._internal.store_records",
-    "NotACheckpointError": "pytest_flows._internal.store_records",
-    "InvalidStateIdError": "pytest_flows._internal.store_records",
-    "StateCodecError": "pytest_flows._internal.store_records",
-    "CheckpointNotFoundError": "pytest_flows._internal.store_records",
+    "ScriptError": "pytest_flows._internal.fakes.script",
+    "UnscriptedRequest": "pytest_flows._internal.fakes.script",
+    "UnusedReplies": "pytest_flows._internal.fakes.script",
+    "BudgetExceeded": "pytest_flows._internal.fakes.usage",
+    "TrajectoryMismatch": "pytest_flows._internal.fakes.trajectory",
+    "StoreError": "pytest_flows._internal.state.store_records",
+    "StoreCorruptedError": "pytest_flows._internal.state.store_records",
+    "NotACheckpointError": "pytest_flows._internal.state.store_records",
+    "InvalidStateIdError": "pytest_flows._internal.state.store_records",
+    "StateCodecError": "pytest_flows._internal.state.store_records",
+    "CheckpointNotFoundError": "pytest_flows._internal.state.store_records",
     "PromptDriftError": "pytest_flows._internal.recording.drift",
     "CassetteMismatchError": "pytest_flows._internal.recording.drift",
     "RecordingBlockedError": "pytest_flows._internal.recording.drift",

@@ -8,7 +8,7 @@ Everything else under ``pytest_flows._internal`` may change without notice.
 
 from __future__ import annotations
 
-from pytest_flows._internal.adapters import (
+from pytest_flows._internal.contract.adapters import (
     ENTRY_POINT_GROUP,
     Adapter,
     AdapterBase,
@@ -16,34 +16,34 @@ from pytest_flows._internal.adapters import (
     Binding,
     register_adapter,
 )
-from pytest_flows._internal.codec import FieldChange, differences
+from pytest_flows._internal.contract.registry import RecorderPart
+from pytest_flows._internal.contract.seams import Registry, Seam, replaced
+from pytest_flows._internal.contract.seams import check as check_seams
+from pytest_flows._internal.contract.seams import framework_versions as framework_versions
 from pytest_flows._internal.coverage import notes as _coverage_notes
 from pytest_flows._internal.coverage.model import Branch, FlowGraph, Item, Link, Node
-from pytest_flows._internal.crew_script import RUN_FOR_REAL, FakeCrews
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.golden.adapters import GoldenAdapter
-from pytest_flows._internal.golden.breaks import GoldenBreak
-from pytest_flows._internal.human_script import PAUSE, ScriptedHuman, is_pause
-from pytest_flows._internal.llm_script import (
+from pytest_flows._internal.fakes.crew_script import RUN_FOR_REAL, FakeCrews
+from pytest_flows._internal.fakes.human_script import PAUSE, ScriptedHuman, is_pause
+from pytest_flows._internal.fakes.llm_script import (
     LLMScript,
     check_offered,
     llm_call_event,
     tool_calls_of,
     tools_summary,
 )
-from pytest_flows._internal.property_runs import Outcome
-from pytest_flows._internal.registry import RecorderPart
+from pytest_flows._internal.fakes.script import Match as Match
+from pytest_flows._internal.fakes.script import Request, plain
+from pytest_flows._internal.fakes.script import UnscriptedRequest as UnscriptedRequest
+from pytest_flows._internal.fakes.tool_script import FakeTools
+from pytest_flows._internal.golden.adapters import GoldenAdapter
+from pytest_flows._internal.golden.breaks import GoldenBreak
 from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.script import Match as Match
-from pytest_flows._internal.script import Request, plain
-from pytest_flows._internal.script import UnscriptedRequest as UnscriptedRequest
-from pytest_flows._internal.seams import Registry, Seam, replaced
-from pytest_flows._internal.seams import check as check_seams
-from pytest_flows._internal.seams import framework_versions as framework_versions
 from pytest_flows._internal.session import FlowsSession
-from pytest_flows._internal.store import FlowStore
-from pytest_flows._internal.store_records import SimulatedCrash, StoreBackend
-from pytest_flows._internal.tool_script import FakeTools
+from pytest_flows._internal.state.codec import FieldChange, differences
+from pytest_flows._internal.state.property_runs import Outcome
+from pytest_flows._internal.state.store import FlowStore
+from pytest_flows._internal.state.store_records import SimulatedCrash, StoreBackend
 from pytest_flows._internal.trace import TraceEvent
 from pytest_flows._internal.trace import render_value as render_value
 

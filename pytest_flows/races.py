@@ -21,7 +21,7 @@ from typing import Any
 from pytest_flows import RaceOutcomes, RaceResult, race_of
 from pytest_flows import explore as _explore
 from pytest_flows._internal.deprecation import missing_name, warn_moved
-from pytest_flows._internal.races import races
+from pytest_flows._internal.exploration.races import races
 
 #: Where each name lives now.
 HOMES = {

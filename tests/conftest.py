@@ -18,7 +18,7 @@ import hypothesis.strategies  # noqa: F401
 import pytest
 from long_mode import LONG
 
-import pytest_flows._internal.strategies  # noqa: F401
+import pytest_flows._internal.state.strategies  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from long_mode import LONG
 
-from pytest_flows._internal.participants import real_monotonic
+from pytest_flows._internal.runtime.participants import real_monotonic
 
 #: The random-flow checks' sizes: a bounded sample in CI, over 1,000 larger flows in the
 #: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy).
@@ -290,7 +290,7 @@ def check_sound(
 ) -> Checked:
     """Assert the invariant for ``target`` (see the module docstring)."""
     from pytest_flows import FlowsSession, explore
-    from pytest_flows._internal.exploration import outcome_key
+    from pytest_flows._internal.exploration.explore import outcome_key
 
     began = real_monotonic()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.exploration import Exploration, outcome_key
+from pytest_flows._internal.exploration.explore import Exploration, outcome_key
 
 ROOT = Path(__file__).parents[1]
 #: (test id, seed) of the nested sessions: another test, other seeds, and this test's own.
@@ -24,7 +24,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import importlib
 from pytest_flows import FlowsSession
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 module, name, factory = sys.argv[2], sys.argv[3], sys.argv[4] == "factory"
 target = getattr(importlib.import_module(module), name)
 inputs = json.loads(sys.argv[5])

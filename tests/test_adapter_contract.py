@@ -1,5 +1,5 @@
-"""The adapter contract (pytest_flows._internal.adapters): typed hooks with defaults, registration
-without a core edit (register_adapter, the entry-point group), one fake_llm type, one
+"""The adapter contract (pytest_flows._internal.contract.adapters): typed hooks with defaults,
+registration without a core edit (register_adapter, the entry-point group), one fake_llm type, one
 reseed, and the state properties on an Agent Framework workflow through its store
 backend's operations()."""
 
@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from pytest_flows._internal import registry
-from pytest_flows._internal.adapters import (
+from pytest_flows._internal.contract import registry
+from pytest_flows._internal.contract.adapters import (
     AdapterBase,
     AdapterSpec,
     adapter_specs,
     register_adapter,
 )
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.seeding import reseeded
+from pytest_flows._internal.exploration.seeding import reseeded
+from pytest_flows._internal.fakes.llm_script import LLMScript
 
 
 class Minimal(AdapterBase):

@@ -8,8 +8,8 @@ import random
 import time
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.loop import VirtualClock
-from pytest_flows._internal.virtual_clocks import epoch_ns
+from pytest_flows._internal.runtime.loop import VirtualClock
+from pytest_flows._internal.runtime.virtual_clocks import epoch_ns
 
 
 def test_a_wait_never_reads_shorter_on_the_float_clocks_from_any_reading() -> None:

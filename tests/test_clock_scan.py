@@ -7,7 +7,7 @@ import time
 import types
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.clock_scan import remembering_scan
+from pytest_flows._internal.runtime.clock_scan import remembering_scan
 
 
 def _module(name: str, **names: object) -> types.ModuleType:

@@ -4,7 +4,7 @@ Scans the code of ``pytest_flows/`` (names, imports, string literals; not commen
 docstrings, which may explain with an example) outside the framework-specific places,
 for a framework's name. A new hit means a table or branch per framework crept back into
 the core: look the framework up through the registry instead
-(``pytest_flows._internal.registry``: ``AdapterSpec``, ``RecorderPart``; the adapter's
+(``pytest_flows._internal.contract.registry``: ``AdapterSpec``, ``RecorderPart``; the adapter's
 ``AdapterBase`` hooks), or, if it truly must stay, add it to ``ALLOWED`` with the reason.
 """
 
@@ -32,24 +32,24 @@ FRAMEWORK_PLACES = (
 
 #: (file, text the hit contains) -> why it stays. Keep it small.
 ALLOWED = {
-    ("pytest_flows/_internal/registry.py", ""): (
+    ("pytest_flows/_internal/contract/registry.py", ""): (
         "the built-in adapter table (ADAPTERS): the one place the core lists the frameworks "
         "it ships adapters for"
     ),
     ("pytest_flows/_internal/deprecation.py", "pytest_flows."): (
         "deprecated alias module paths (removed in 0.4.0)"
     ),
-    ("pytest_flows/_internal/fakes.py", ""): (
+    ("pytest_flows/_internal/fake_fixtures.py", ""): (
         "the conversation and flow_memory fixtures drive crewai-only features "
         "(the import-linter contract's one named exception)"
     ),
-    ("pytest_flows/_internal/stdlib_seams.py", "inline bus"): (
+    ("pytest_flows/_internal/runtime/stdlib_seams.py", "inline bus"): (
         "a stdlib seam's reason text, naming who needs it"
     ),
-    ("pytest_flows/_internal/store.py", "@persist"): (
+    ("pytest_flows/_internal/state/store.py", "@persist"): (
         "an assertion message's advice for crewai's opt-in persistence"
     ),
-    ("pytest_flows/_internal/store.py", "Auto-checkpoint failed"): (
+    ("pytest_flows/_internal/state/store.py", "Auto-checkpoint failed"): (
         "an assertion message quoting the framework's own log line"
     ),
 }

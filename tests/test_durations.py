@@ -12,9 +12,9 @@ import pytest
 from pytest_flows import FlowsSession
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import Answer, ScriptedHuman
-from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.replies import RateLimitError, stream
+from pytest_flows._internal.fakes.human_script import Answer, ScriptedHuman
+from pytest_flows._internal.fakes.llm_script import LLMScript
+from pytest_flows._internal.fakes.replies import RateLimitError, stream
 
 NONSENSE = [math.inf, -math.inf, math.nan, -1, -0.5, 10**400, True, "3", None, [1]]
 

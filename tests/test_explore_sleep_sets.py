@@ -1,11 +1,11 @@
-"""Sleep sets (pytest_flows._internal.schedule_sleep): which threads a branch leaves asleep
+"""Sleep sets (pytest_flows._internal.runtime.sleep_sets): which threads a branch leaves asleep
 and what wakes them. The flows-level effect is in tests/crewai/test_explore.py (the
 locked twin of the lost update explores complete in about a hundred schedules)."""
 
 from __future__ import annotations
 
-from pytest_flows._internal.schedule import Step
-from pytest_flows._internal.schedule_sleep import CLOCK, JOBS, SleepSets, Summary
+from pytest_flows._internal.runtime.schedule import Step
+from pytest_flows._internal.runtime.sleep_sets import CLOCK, JOBS, SleepSets, Summary
 
 
 def _summary(reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> Summary:
@@ -84,7 +84,7 @@ def test_an_after_key_orders_but_never_conflicts() -> None:
     # The firing look of an and_ whose sources start nothing else reads the other
     # sources' after: keys: it comes after them in every order, so the two commute for
     # sleep sets and are never a race, but the reduction orders them (happens-before).
-    from pytest_flows._internal.exploration import _dependent, _ordered
+    from pytest_flows._internal.exploration.explore import _dependent, _ordered
 
     look = Step(7, 0, writes={"after:join/one": ""})
     firing = Step(8, 0, reads={"after:join/one": ""}, writes={"after:join/two": ""})

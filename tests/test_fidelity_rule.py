@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pytest_flows._internal.adapters import ADAPTERS
+from pytest_flows._internal.contract.adapters import ADAPTERS
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = (

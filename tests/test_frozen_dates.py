@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter, create_model
 
 from pytest_flows._internal.identity import frozen_wall_clock
-from pytest_flows._internal.loop import VirtualClock
+from pytest_flows._internal.runtime.loop import VirtualClock
 
 # Captured before any freeze, as crewai's FORMAT_TYPE_MAP captures them at import.
 REAL = {"date": dt.date, "datetime": dt.datetime, "time": dt.time, "timedelta": dt.timedelta}

@@ -86,8 +86,8 @@ def test_a_failing_test_reports_its_own_failure_not_the_golden(pytester: pytest.
 def test_human_answers_are_kept_as_text_and_outcome_a_pause_a_timeout_or_a_value() -> None:
     from types import SimpleNamespace
 
+    from pytest_flows._internal.fakes.human_script import PAUSE, Answer
     from pytest_flows._internal.golden.replay import _human_value
-    from pytest_flows._internal.human_script import PAUSE, Answer
 
     def exchange(reply: object, scripted: object = None) -> object:
         return SimpleNamespace(reply=reply, entry=SimpleNamespace(reply=scripted))

@@ -6,7 +6,7 @@ from importlib.metadata import version
 
 import pytest
 
-from pytest_flows._internal.adapters import ADAPTERS, unsupported
+from pytest_flows._internal.contract.adapters import ADAPTERS, unsupported
 
 CREWAI = next(s for s in ADAPTERS if s.framework == "crewai")
 AGENT_FRAMEWORK = next(s for s in ADAPTERS if s.framework == "agent_framework")

@@ -18,7 +18,7 @@ from pytest_flows._internal.identity import (
     frozen_wall_clock,
     seeded_uuids,
 )
-from pytest_flows._internal.loop import VirtualClock, run
+from pytest_flows._internal.runtime.loop import VirtualClock, run
 
 
 class Captured(BaseModel):

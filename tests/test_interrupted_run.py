@@ -16,7 +16,7 @@ from types import FrameType
 
 import pytest
 
-from pytest_flows._internal.loop import Scheduler, run
+from pytest_flows._internal.runtime.loop import Scheduler, run
 
 
 class Interrupted(Exception):

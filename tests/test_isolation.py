@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from pytest_flows._internal.errors import NetworkBlockedError
-from pytest_flows._internal.loop import DeterministicEventLoop
+from pytest_flows._internal.runtime.loop import DeterministicEventLoop
 
 # What the process looked like before any test ran.
 ORIGINAL = {
@@ -126,7 +126,7 @@ import asyncio
 
 import pytest
 
-from pytest_flows._internal.loop import DeterministicEventLoop
+from pytest_flows._internal.runtime.loop import DeterministicEventLoop
 
 
 def test_{m}_01_flows(flows, isolated):
@@ -252,7 +252,7 @@ def test_flows_all_implies_session_isolation(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import asyncio, os
-        from pytest_flows._internal.loop import DeterministicEventLoopPolicy
+        from pytest_flows._internal.runtime.loop import DeterministicEventLoopPolicy
 
         def test_plain():
             assert "OPENAI_API_KEY" not in os.environ
@@ -299,7 +299,7 @@ def test_a_harness_that_fails_to_open_leaves_nothing_behind(
     import time
 
     from pytest_flows._internal import session as session_module
-    from pytest_flows._internal.loop import active_scheduler
+    from pytest_flows._internal.runtime.loop import active_scheduler
 
     @contextlib.contextmanager
     def broken_guard(allow: object) -> object:

@@ -74,7 +74,7 @@ def test_the_core_never_imports_an_adapter_or_a_framework_at_module_level() -> N
 
 def test_the_core_is_found() -> None:
     names = {path.name for path in _core_files()}
-    assert {"session.py", "fakes.py", "__init__.py"} <= names
+    assert {"session.py", "fake_fixtures.py", "__init__.py"} <= names
     assert "llm.py" not in names  # pytest_flows/crewai/_llm.py is adapter code
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.loop import (
+from pytest_flows._internal.runtime.loop import (
     DeterministicEventLoop,
     Scheduler,
     VirtualClock,
@@ -116,7 +116,7 @@ def test_thread_work_may_call_asyncio_run() -> None:
     scheduler = Scheduler()
     with activate(scheduler):
         previous = asyncio.get_event_loop_policy()
-        from pytest_flows._internal.loop import DeterministicEventLoopPolicy
+        from pytest_flows._internal.runtime.loop import DeterministicEventLoopPolicy
 
         asyncio.set_event_loop_policy(DeterministicEventLoopPolicy())
         try:

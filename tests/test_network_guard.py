@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError, NetworkBlockedError
-from pytest_flows._internal.network import (
+from pytest_flows._internal.runtime.network import (
     check_allow_hosts,
     is_loopback,
     loopback_only,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from pytest_flows._internal.outside_state import outside_state, overlapping, shared_outside
+from pytest_flows._internal.runtime.outside_state import outside_state, overlapping, shared_outside
 
 SEEN: list[str] = []
 LIMITS = {"max": 3}

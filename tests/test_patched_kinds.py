@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal import lock_factory
-from pytest_flows._internal import stdlib_seams as _stdlib_seams
-from pytest_flows._internal.seams import resolve
+from pytest_flows._internal.contract.seams import resolve
+from pytest_flows._internal.runtime import lock_factory
+from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
 
 #: What freezegun replaces while a flows test's wall clock is frozen.
 FROZEN = [

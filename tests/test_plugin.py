@@ -12,7 +12,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestDeprecationWarning
 
 def test_importing_pytest_flows_does_not_import_a_framework() -> None:
     code = (
-        "import sys, pytest_flows, pytest_flows._internal.plugin, pytest_flows._internal.loop\n"
+        "import sys, pytest_flows, pytest_flows._internal.plugin\n"
+        "import pytest_flows._internal.runtime.loop\n"
         "import pytest_flows._internal.trace\n"
         "bad = sorted(m for m in ('crewai', 'agent_framework') if m in sys.modules)\n"
         "print(','.join(bad) or 'clean')"
@@ -26,8 +27,8 @@ def test_loading_the_plugin_defers_the_harness_and_what_only_some_tests_use() ->
     code = (
         "import sys, pytest_flows._internal.plugin\n"
         "heavy = ('pydantic', 'vcr', 'pytest_flows._internal.session',"
-        " 'pytest_flows._internal.store', 'pytest_flows._internal.snapshot',"
-        " 'pytest_flows._internal.loop', 'pytest_flows._internal.threads',"
+        " 'pytest_flows._internal.state.store', 'pytest_flows._internal.snapshot',"
+        " 'pytest_flows._internal.runtime.loop', 'pytest_flows._internal.runtime.threads',"
         " 'pytest_flows._internal.isolation', 'pytest_flows._internal.recording.cassette',"
         " 'pytest_flows._internal.coverage.data', 'pytest_flows._internal.golden.breaks')\n"
         "print(','.join(m for m in heavy if m in sys.modules) or 'light')"
@@ -45,7 +46,7 @@ def test_a_run_without_flow_fixtures_pays_no_framework_import(pytester: pytest.P
             assert "agent_framework" not in sys.modules
             # pytest-asyncio's event_loop_policy fixture ran: the plugin's hook around
             # it must not load the harness for a run that never uses it
-            assert "pytest_flows._internal.loop" not in sys.modules
+            assert "pytest_flows._internal.runtime.loop" not in sys.modules
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
@@ -64,7 +65,7 @@ def test_a_plain_run_loads_no_snapshot_scrubber_network_or_marker_machinery(
             "pytest_flows._internal.syrupy_extension",  # syrupy's amber classes
             "pytest_flows._internal.recording.scrub",
             "pytest_flows._internal.recording.cassette",
-            "pytest_flows._internal.network",
+            "pytest_flows._internal.runtime.network",
             "pytest_flows._internal.markers",
             "pytest_flows._internal.file_names",
         )
@@ -119,7 +120,7 @@ def test_marker_rejects_unknown_arguments(pytester: pytest.Pytester) -> None:
 SEED_PROBE = """
 import asyncio
 import pytest
-from pytest_flows._internal.loop import active_scheduler
+from pytest_flows._internal.runtime.loop import active_scheduler
 
 def probe():
     scheduler = active_scheduler()

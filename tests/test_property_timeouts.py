@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import pytest_timeout
 
-from pytest_flows._internal.property_timeouts import is_pytest_timeout
+from pytest_flows._internal.state.property_timeouts import is_pytest_timeout
 
 
 def test_the_message_pytest_timeout_fails_with_is_recognised():

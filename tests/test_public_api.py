@@ -244,10 +244,10 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert _problem("pytest_flows._internal.errors.NoMethodRanWarning") is None
     assert _problem("pytest_flows.crewai._crews.crew_output") is None
     text = (
-        "```python\nfrom pytest_flows._internal.replies import (\n"
+        "```python\nfrom pytest_flows._internal.fakes.replies import (\n"
         "    call_tool,  # x\n    stream as s,\n)\n"
     )
     assert list(_from_import_names(text)) == [
-        ("pytest_flows._internal.replies", "call_tool"),
-        ("pytest_flows._internal.replies", "stream"),
+        ("pytest_flows._internal.fakes.replies", "call_tool"),
+        ("pytest_flows._internal.fakes.replies", "stream"),
     ]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.script import (
+from pytest_flows._internal.fakes.script import (
     ALWAYS,
     Match,
     Request,
@@ -227,7 +227,7 @@ def test_an_invalid_prompt_regex_is_a_usage_error_that_says_how_to_match_literal
 # -- arguments the script refuses (named, with the fix) ----------------------------------
 @pytest.mark.parametrize("prompt", [123, 4.5, ["hi"], b"hi"])
 def test_a_prompt_condition_that_is_no_pattern_is_refused(prompt: object) -> None:
-    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.fakes.llm_script import LLMScript
 
     with pytest.raises(FlowsUsageError) as info:
         LLMScript().on(prompt=prompt)  # type: ignore[arg-type]
@@ -248,7 +248,7 @@ def test_a_where_condition_that_is_not_callable_is_refused() -> None:
 def test_a_number_is_no_reply_and_the_error_shows_the_text_to_write(
     value: object, named: str
 ) -> None:
-    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.fakes.llm_script import LLMScript
 
     with pytest.raises(FlowsUsageError) as info:
         LLMScript().reply("fine", value)
@@ -257,7 +257,7 @@ def test_a_number_is_no_reply_and_the_error_shows_the_text_to_write(
 
 
 def test_a_plain_object_or_none_is_no_reply() -> None:
-    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.fakes.llm_script import LLMScript
 
     script = LLMScript()
     with pytest.raises(FlowsUsageError, match=r"fake_llm.reply\(<object object at .*\(object\)\)"):
@@ -270,8 +270,8 @@ def test_a_plain_object_or_none_is_no_reply() -> None:
 def test_every_documented_reply_kind_is_accepted() -> None:
     from pydantic import BaseModel
 
-    from pytest_flows._internal.llm_script import LLMScript
-    from pytest_flows._internal.replies import ProviderError, call_tool, stream
+    from pytest_flows._internal.fakes.llm_script import LLMScript
+    from pytest_flows._internal.fakes.replies import ProviderError, call_tool, stream
 
     class Answer(BaseModel):
         text: str
@@ -303,7 +303,7 @@ def test_every_documented_reply_kind_is_accepted() -> None:
     ],
 )
 def test_usage_that_is_not_token_counts_is_refused(usage: object, message: str) -> None:
-    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.fakes.llm_script import LLMScript
 
     with pytest.raises(FlowsUsageError) as info:
         LLMScript().reply("x", usage=usage)  # type: ignore[arg-type]
@@ -312,7 +312,7 @@ def test_usage_that_is_not_token_counts_is_refused(usage: object, message: str) 
 
 
 def test_token_counts_are_accepted() -> None:
-    from pytest_flows._internal.llm_script import LLMScript
+    from pytest_flows._internal.fakes.llm_script import LLMScript
 
     script = LLMScript().reply("x", usage={"prompt_tokens": 7, "completion_tokens": 0})
     assert script.script.entries[0].options["usage"] == {"prompt_tokens": 7, "completion_tokens": 0}

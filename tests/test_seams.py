@@ -9,9 +9,16 @@ from typing import Any
 
 import pytest
 
-from pytest_flows._internal import stdlib_seams as _stdlib_seams
-from pytest_flows._internal.seams import Registry, Seam, SeamsMoved, check, problems, replaced
-from pytest_flows._internal.thread_context import threads_inherit_context
+from pytest_flows._internal.contract.seams import (
+    Registry,
+    Seam,
+    SeamsMoved,
+    check,
+    problems,
+    replaced,
+)
+from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.runtime.thread_context import threads_inherit_context
 
 
 class Base:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pytest_flows._internal import loop as _loop
 from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.runtime import loop as _loop
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.trace import TraceEvent
 

@@ -13,12 +13,12 @@ import pytest
 from pydantic import BaseModel
 from syrupy.extensions.amber import AmberDataSerializer
 
-from pytest_flows._internal.codec import FieldChange
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.races import RaceResult, race_of, races
+from pytest_flows._internal.exploration.races import RaceResult, race_of, races
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.snapshot import FlowsAmberSerializer, normalized, snapshot_text
-from pytest_flows._internal.store_records import CheckpointRecord, StateSave
+from pytest_flows._internal.state.codec import FieldChange
+from pytest_flows._internal.state.store_records import CheckpointRecord, StateSave
 from pytest_flows._internal.trace import Trace, TraceEvent
 
 ID_A = "5f0c1a52-8d1e-4c3b-9a47-0e2f3b4c5d6e"
@@ -207,7 +207,7 @@ def test_a_plain_object_renders_the_same_in_another_process() -> None:
 
 
 def test_error_lines_carry_no_memory_address() -> None:
-    from pytest_flows._internal.races import _outcome_text
+    from pytest_flows._internal.exploration.races import _outcome_text
 
     error = ValueError(f"cannot ship {object()!r}")
     run = FlowRun(flow=None, error=error)

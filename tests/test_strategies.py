@@ -11,23 +11,28 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from pytest_flows._internal.codec import (
+from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.runtime.loop import Scheduler
+from pytest_flows._internal.state.codec import (
     diff_snapshots,
     differences,
     find_unserializable,
     format_path,
 )
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.loop import Scheduler
-from pytest_flows._internal.store import FlowStore
-from pytest_flows._internal.store_records import (
+from pytest_flows._internal.state.store import FlowStore
+from pytest_flows._internal.state.store_records import (
     CheckpointNotFoundError,
     CrashPoint,
     InvalidStateIdError,
     SimulatedCrash,
     StoreCorruptedError,
 )
-from pytest_flows._internal.strategies import crash_points, reseeded, runtime_view, scheduler_seeds
+from pytest_flows._internal.state.strategies import (
+    crash_points,
+    reseeded,
+    runtime_view,
+    scheduler_seeds,
+)
 from pytest_flows._internal.trace import Trace, TraceEvent
 
 
@@ -233,8 +238,9 @@ def test_unread_checkpoint_failures_fail_verify():
 
 def test_importing_the_neutral_modules_does_not_import_a_framework():
     code = (
-        "import sys, pytest_flows, pytest_flows._internal.plugin, pytest_flows._internal.store, "
-        "pytest_flows._internal.strategies, pytest_flows._internal.codec; "
+        "import sys, pytest_flows, pytest_flows._internal.plugin, "
+        "pytest_flows._internal.state.store, pytest_flows._internal.state.strategies, "
+        "pytest_flows._internal.state.codec; "
         "assert 'crewai' not in sys.modules and 'agent_framework' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.thread_context import threads_inherit_context
+from pytest_flows._internal.runtime.thread_context import threads_inherit_context
 
 _marker: contextvars.ContextVar[str] = contextvars.ContextVar("test_marker", default="unset")
 

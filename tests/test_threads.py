@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsDeadlockError
-from pytest_flows._internal.loop import Scheduler, run
+from pytest_flows._internal.runtime.loop import Scheduler, run
 
 Scenario = Callable[[float], Coroutine[Any, Any, Any]]
 
@@ -307,8 +307,8 @@ def test_a_test_ending_between_choosing_a_thread_and_waking_it_wakes_it_once() -
     # then the holder hands the baton over: that hand-off must not wake the thread a
     # second time ("release unlocked lock", seen once in a long exploration) and the
     # holder must not park for ever.
-    from pytest_flows._internal.loop import VirtualClock
-    from pytest_flows._internal.threads import ThreadScheduler
+    from pytest_flows._internal.runtime.loop import VirtualClock
+    from pytest_flows._internal.runtime.threads import ThreadScheduler
 
     sched = ThreadScheduler(VirtualClock(), seed=0, stream="detach-race")
     holder = sched.enter("holder")
@@ -334,8 +334,8 @@ def test_a_lock_released_by_the_garbage_collector_inside_the_scheduler_does_not_
     # A client's __del__ (run by the garbage collector while a participant was being made,
     # the scheduler's mutex held) released a managed lock, whose release pokes the idle
     # scheduler: the poke took the same mutex again and the thread hung for good.
-    from pytest_flows._internal.loop import VirtualClock
-    from pytest_flows._internal.threads import ThreadScheduler
+    from pytest_flows._internal.runtime.loop import VirtualClock
+    from pytest_flows._internal.runtime.threads import ThreadScheduler
 
     sched = ThreadScheduler(VirtualClock(), seed=0, stream="gc-poke")
     done = threading.Event()

@@ -9,9 +9,9 @@ from unittest.mock import ANY
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.replies import call_tool
-from pytest_flows._internal.script import Exchange, Request
-from pytest_flows._internal.trajectory import Calls, TrajectoryMismatch
+from pytest_flows._internal.fakes.replies import call_tool
+from pytest_flows._internal.fakes.script import Exchange, Request
+from pytest_flows._internal.fakes.trajectory import Calls, TrajectoryMismatch
 
 SEARCH = call_tool("search", query="AI agents", limit=3)
 FETCH = call_tool("fetch", url="https://example.org/a")

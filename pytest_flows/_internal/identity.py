@@ -13,13 +13,13 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_flows._internal import stdlib_seams as _stdlib_seams
-from pytest_flows._internal.clock_scan import remembering_scan
-from pytest_flows._internal.frozen_dates import fakes_valid_as_real
-from pytest_flows._internal.loop import VirtualClock
 from pytest_flows._internal.normal_form import Normalizer
-from pytest_flows._internal.participants import internal_lock, real_monotonic
-from pytest_flows._internal.virtual_clocks import virtual_clocks
+from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
+from pytest_flows._internal.runtime.clock_scan import remembering_scan
+from pytest_flows._internal.runtime.frozen_dates import fakes_valid_as_real
+from pytest_flows._internal.runtime.loop import VirtualClock
+from pytest_flows._internal.runtime.participants import internal_lock, real_monotonic
+from pytest_flows._internal.runtime.virtual_clocks import virtual_clocks
 
 __all__ = ["DEFAULT_EPOCH", "Normalizer", "frozen_wall_clock", "seeded_uuids"]
 

@@ -44,7 +44,7 @@ def check_ini(config: pytest.Config) -> None:
     if not hosts:
         return  # the network guard's module loads with the first flows test, not here
     from pytest_flows._internal.errors import FlowsUsageError
-    from pytest_flows._internal.network import check_allow_hosts
+    from pytest_flows._internal.runtime.network import check_allow_hosts
 
     try:
         check_allow_hosts(hosts, "ini option flows_allow_hosts")

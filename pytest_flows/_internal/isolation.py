@@ -22,8 +22,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec
-from pytest_flows._internal.loop import (
+from pytest_flows._internal.contract.adapters import ADAPTERS, AdapterSpec
+from pytest_flows._internal.runtime.loop import (
     DeterministicEventLoop,
     DeterministicEventLoopPolicy,
     active_scheduler,

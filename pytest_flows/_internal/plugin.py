@@ -21,11 +21,10 @@ import pytest
 # snapshot extension (syrupy's classes), the scrubber, the network guard and marker
 # parsing load when a test uses them (tests/test_plugin.py lists what a plain run loads).
 from pytest_flows._internal import imports as _imports
-from pytest_flows._internal import lock_factory as _lock_factory
 from pytest_flows._internal import syrupy_wiring
-from pytest_flows._internal.adapters import ADAPTERS, AdapterSpec, load_adapter
+from pytest_flows._internal.contract.adapters import ADAPTERS, AdapterSpec, load_adapter
 from pytest_flows._internal.coverage import pytest_wiring as flows_coverage
-from pytest_flows._internal.fakes import (  # noqa: F401
+from pytest_flows._internal.fake_fixtures import (  # noqa: F401
     conversation,
     fake_crews,
     fake_llm,
@@ -39,6 +38,7 @@ from pytest_flows._internal.golden import pytest_wiring as flows_golden
 from pytest_flows._internal.ini_checks import ini_bool
 from pytest_flows._internal.recording import pytest_wiring as recording
 from pytest_flows._internal.recording.pytest_wiring import llm_cassette  # noqa: F401
+from pytest_flows._internal.runtime import lock_factory as _lock_factory
 from pytest_flows._internal.stash import CALL_RAISED_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def _seed(text: str) -> int:
 
 def _schedule(text: str) -> str:
     from pytest_flows._internal.errors import FlowsUsageError
-    from pytest_flows._internal.schedule import decode
+    from pytest_flows._internal.runtime.schedule import decode
 
     try:
         decode(text)
@@ -192,7 +192,7 @@ def _install(config: pytest.Config) -> None:
     # Before any conftest or test module binds threading.Lock (lock_factory.py).
     restore.append(_lock_factory.install())
     if mode == "session":
-        from pytest_flows._internal.loop import DeterministicEventLoopPolicy
+        from pytest_flows._internal.runtime.loop import DeterministicEventLoopPolicy
 
         _isolate_environment(restore)
         previous = asyncio.get_event_loop_policy()
@@ -370,7 +370,7 @@ def _session_for(item: pytest.Item) -> FlowsSession:
             f"{item.nodeid}: @pytest.mark.flows(seed=...) expects a whole number >= 0, got {seed!r}"
         )
     from pytest_flows._internal.errors import FlowsUsageError
-    from pytest_flows._internal.network import check_allow_hosts
+    from pytest_flows._internal.runtime.network import check_allow_hosts
 
     try:
         marked = check_allow_hosts(
@@ -409,8 +409,8 @@ def _session_for(item: pytest.Item) -> FlowsSession:
 
 def _explore_settings(item: pytest.Item, settings: dict[str, Any], session: FlowsSession) -> None:
     from pytest_flows._internal.errors import FlowsUsageError
-    from pytest_flows._internal.race_check import check_mode
-    from pytest_flows._internal.schedule import decode
+    from pytest_flows._internal.exploration.race_check import check_mode
+    from pytest_flows._internal.runtime.schedule import decode
 
     try:
         schedule = settings.get("schedule", item.config.getoption("flows_schedule"))
@@ -433,8 +433,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     session = item.stash.get(SESSION_KEY, None)
     if session is not None:
+        from pytest_flows._internal.exploration.race_check import check
         from pytest_flows._internal.markers import marker_settings
-        from pytest_flows._internal.race_check import check
 
         # races="fail": a state race the runs showed fails the test (and, asked for by
         # the marker, running no flow at all is an error: nothing was checked).

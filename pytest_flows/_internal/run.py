@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_flows._internal.fakes.usage import Usage
 from pytest_flows._internal.normal_form import Normalizer
 from pytest_flows._internal.trace import Trace
-from pytest_flows._internal.usage import Usage
 
 __all__ = ["FlowRun"]
 
@@ -46,9 +46,10 @@ class FlowRun:
 
     @property
     def conflicts(self) -> list[Any]:
-        """State races this run showed (see :mod:`pytest_flows._internal.conflicts`): recorded when
-        it ran under a schedule; ``explore(...).conflicts`` sees those of every schedule."""
-        from pytest_flows._internal.conflicts import conflicts_in
+        """State races this run showed (see :mod:`pytest_flows._internal.runtime.conflicts`):
+        recorded when it ran under a schedule; ``explore(...).conflicts`` sees those of every
+        schedule."""
+        from pytest_flows._internal.runtime.conflicts import conflicts_in
 
         chooser = self.extras.get("chooser")
         if chooser is None:

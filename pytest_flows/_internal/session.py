@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pytest_flows._internal import loop as _loop
-from pytest_flows._internal.adapters import (
+from pytest_flows._internal.contract.adapters import (
     BIND_KINDS,
     Adapter,
     adapter_specs,
@@ -26,6 +25,8 @@ from pytest_flows._internal.adapters import (
     spec_of,
 )
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.exploration.schedule_runs import following_schedule, noted
+from pytest_flows._internal.fakes.usage import collecting, enforced, merged_budget, within_budget
 from pytest_flows._internal.identity import (
     DEFAULT_EPOCH,
     Normalizer,
@@ -33,16 +34,15 @@ from pytest_flows._internal.identity import (
     seeded_uuids,
 )
 from pytest_flows._internal.isolation import deterministic_loops
-from pytest_flows._internal.liveness import check_block_grace
-from pytest_flows._internal.network import check_allow_hosts, loopback_only, network_guard
-from pytest_flows._internal.participants import internal_lock
-from pytest_flows._internal.real_work import Hold, check_spin_limit
 from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.schedule_runs import following_schedule, noted
+from pytest_flows._internal.runtime import loop as _loop
+from pytest_flows._internal.runtime.liveness import check_block_grace
+from pytest_flows._internal.runtime.network import check_allow_hosts, loopback_only, network_guard
+from pytest_flows._internal.runtime.participants import internal_lock
+from pytest_flows._internal.runtime.real_work import Hold, check_spin_limit
+from pytest_flows._internal.runtime.thread_context import threads_inherit_context
 from pytest_flows._internal.stash import SESSION_KEY
-from pytest_flows._internal.thread_context import threads_inherit_context
 from pytest_flows._internal.trace import Trace, TraceEvent
-from pytest_flows._internal.usage import collecting, enforced, merged_budget, within_budget
 
 __all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
 
@@ -296,9 +296,9 @@ class FlowsSession:
     ) -> FlowRun:
         """Run ``target`` to completion on a fresh deterministic loop.
 
-        ``budget`` caps what the run may use (see :mod:`pytest_flows._internal.usage`);
+        ``budget`` caps what the run may use (see :mod:`pytest_flows._internal.fakes.usage`);
         ``schedule`` replays one schedule ``explore()`` reported (see
-        :mod:`pytest_flows._internal.schedule`).
+        :mod:`pytest_flows._internal.runtime.schedule`).
         """
         self._require_open()
         _check_raise_on_error(raise_on_error, "run")

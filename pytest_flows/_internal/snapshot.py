@@ -30,8 +30,8 @@ from pydantic_core import to_jsonable_python
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.identity import Normalizer
 from pytest_flows._internal.run import FlowRun
-from pytest_flows._internal.store import FlowStore
-from pytest_flows._internal.store_records import CheckpointRecord, PendingFeedback, StateSave
+from pytest_flows._internal.state.store import FlowStore
+from pytest_flows._internal.state.store_records import CheckpointRecord, PendingFeedback, StateSave
 from pytest_flows._internal.trace import (
     Trace,
     TraceEvent,
@@ -271,7 +271,7 @@ def _run_block(run: FlowRun, normalizer: Normalizer) -> _Block:
 
 def _block_of(data: Any) -> _Block | None:
     """The snapshot block of a pytest-flows value, or None for anything else."""
-    from pytest_flows._internal.races import RaceOutcomes, RaceResult
+    from pytest_flows._internal.exploration.races import RaceOutcomes, RaceResult
 
     normalizer = Normalizer()
     if isinstance(data, Trace):
@@ -395,7 +395,7 @@ def checkpoint_round_trip(
     checkpoints after every method. Returns a :class:`CheckpointRoundTrip`
     to compare with ``snapshot``.
     """
-    from pytest_flows._internal.property_runs import operations_for
+    from pytest_flows._internal.state.property_runs import operations_for
 
     if not isinstance(checkpoint, int) or isinstance(checkpoint, bool):
         raise FlowsUsageError(

@@ -493,7 +493,7 @@ class FlowsCheckpointStorage:
 
         Raises :class:`CheckpointRefusedError` if the file storage would refuse it.
         """
-        from pytest_flows._internal.codec import differences
+        from pytest_flows._internal.state.codec import differences
 
         try:
             encoded = json.dumps(encode_checkpoint_value(value), ensure_ascii=False)

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
 
-from pytest_flows._internal.adapters import bind_fake
+from pytest_flows._internal.contract.adapters import bind_fake
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import ScriptedHuman
+from pytest_flows._internal.fakes.human_script import ScriptedHuman
 from pytest_flows._internal.trace import render_value
 from pytest_flows.adapters import GoldenBreak
 from pytest_flows.agent_framework import _patches as patches

@@ -38,9 +38,9 @@ from pydantic import BaseModel
 
 from pytest_flows._internal.durations import check_duration
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import PAUSE as _PAUSE
-from pytest_flows._internal.human_script import is_pause, occurrence
-from pytest_flows._internal.script import (
+from pytest_flows._internal.fakes.human_script import PAUSE as _PAUSE
+from pytest_flows._internal.fakes.human_script import is_pause, occurrence
+from pytest_flows._internal.fakes.script import (
     Match,
     Request,
     ScriptError,

@@ -45,8 +45,8 @@ from agent_framework import (
 )
 from pydantic import BaseModel
 
-from pytest_flows._internal import usage
 from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows._internal.fakes import usage
 from pytest_flows._internal.trace import render_value
 from pytest_flows.agent_framework import _patches as patches
 
@@ -150,7 +150,7 @@ def _caller(client: Any) -> dict[str, Any]:
 
 
 def _request(client: Any, messages: Sequence[Message], options: Mapping[str, Any]) -> Any:
-    from pytest_flows._internal.script import Request
+    from pytest_flows._internal.fakes.script import Request
 
     users = [m for m in messages if getattr(m, "role", None) == "user"]
     return Request(
@@ -278,7 +278,7 @@ def _call_number(request: Any, messages: Sequence[Message]) -> int:
 async def _updates(
     value: Any, number: int, response_format: Any, client: Any
 ) -> AsyncIterator[ChatResponseUpdate]:
-    from pytest_flows._internal.replies import Stream
+    from pytest_flows._internal.fakes.replies import Stream
 
     model = getattr(client, "model", None)
     message_id = f"msg-{number}"
@@ -323,13 +323,13 @@ async def _updates(
 
 
 def _tool_calls(value: Any) -> list[Any] | None:
-    from pytest_flows._internal.llm_script import tool_calls_of
+    from pytest_flows._internal.fakes.llm_script import tool_calls_of
 
     return tool_calls_of(value)
 
 
 def _check_tools(value: Any, exchange: Any) -> None:
-    from pytest_flows._internal.llm_script import check_offered
+    from pytest_flows._internal.fakes.llm_script import check_offered
 
     calls = _tool_calls(value)
     if calls is not None:
@@ -337,8 +337,8 @@ def _check_tools(value: Any, exchange: Any) -> None:
 
 
 def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
-    from pytest_flows._internal.llm_script import tools_summary
-    from pytest_flows._internal.replies import Stream
+    from pytest_flows._internal.fakes.llm_script import tools_summary
+    from pytest_flows._internal.fakes.replies import Stream
 
     calls = _tool_calls(value)
     if calls is not None:
@@ -353,7 +353,7 @@ def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _record(request: Any, outcome: tuple[tuple[str, str], ...]) -> None:
-    from pytest_flows._internal.llm_script import llm_call_event
+    from pytest_flows._internal.fakes.llm_script import llm_call_event
     from pytest_flows.agent_framework._tracing import active_tracer
 
     tracer = active_tracer.get()

@@ -1,6 +1,6 @@
 """Every reach into Agent Framework that it does not promise to keep, declared once.
 
-Each :class:`~pytest_flows._internal.seams.Seam` names what the harness patches (or
+Each :class:`~pytest_flows._internal.contract.seams.Seam` names what the harness patches (or
 shadows on one workflow's runner objects), the private functions it calls and
 the private attributes it reads, why, and what it relies on there.
 :func:`check_patch_points` resolves all of them (the test suite calls it): after
@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
+from pytest_flows._internal.contract.seams import Registry, Seam, check, framework_versions
 
 __all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
 
@@ -305,12 +305,13 @@ RECORDER_SEAMS = Registry("agent_framework", __name__, *RECORDER)
 
 
 def check_patch_points() -> None:
-    """Raise :class:`~pytest_flows._internal.seams.SeamsMoved` naming every seam that moved.
+    """Raise :class:`~pytest_flows._internal.contract.seams.SeamsMoved` naming every seam
+    that moved.
 
     Covers every declaration above (the flight recorder's too) and the stdlib's
     seams, so one call vets every patch an Agent Framework test or recording gets.
     """
-    from pytest_flows._internal.stdlib_seams import check_stdlib_seams
+    from pytest_flows._internal.runtime.stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("agent_framework")
     check(

@@ -4,7 +4,7 @@ schedule is explored.
 Executors of one superstep run concurrently and share the workflow's state
 (``ctx.get_state`` / ``ctx.set_state``); a fan-in whose result depends on which
 delivery ran last is a race on a key. While a schedule is explored or replayed,
-each call is recorded (:func:`pytest_flows._internal.participants.record_access`) under the
+each call is recorded (:func:`pytest_flows._internal.runtime.participants.record_access`) under the
 executor's id, with the user's source line.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from agent_framework import WorkflowContext
 
-from pytest_flows._internal.participants import current, record_access
+from pytest_flows._internal.runtime.participants import current, record_access
 
 __all__ = ["recorded_state"]
 

@@ -2,7 +2,7 @@
 
 While bound, the body of every ``FunctionTool`` (``FunctionTool._invoke_function``:
 the call of your function) asks the script
-(:class:`~pytest_flows._internal.tool_script.FakeTools`) first. Agent Framework's own
+(:class:`~pytest_flows._internal.fakes.tool_script.FakeTools`) first. Agent Framework's own
 path around it still runs: argument parsing and schema checks, invocation
 limits, function middleware, telemetry, and parsing the result into
 ``Content`` for the model.

@@ -21,7 +21,7 @@ from crewai.events.types.llm_events import LLMCallCompletedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
-from pytest_flows._internal import usage
+from pytest_flows._internal.fakes import usage
 from pytest_flows._internal.trace import TraceEvent, render_value
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks

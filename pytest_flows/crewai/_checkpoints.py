@@ -31,8 +31,8 @@ from crewai.events.types.checkpoint_events import (
 )
 from pydantic_core import to_jsonable_python
 
-from pytest_flows._internal.codec import find_unserializable
-from pytest_flows._internal.store_records import (
+from pytest_flows._internal.state.codec import find_unserializable
+from pytest_flows._internal.state.store_records import (
     CheckpointNotFoundError,
     NotACheckpointError,
     decode_stored,

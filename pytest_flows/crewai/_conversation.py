@@ -52,7 +52,7 @@ except ImportError as missing:  # crewai 1.14.x: conversational flows are experi
         "the conversation fixture drives conversational flows, which need crewai >= 1.15 "
         f"(crewai.flow.conversational); crewai {version('crewai')} is installed"
     ) from missing
-from pytest_flows._internal.script import code, short
+from pytest_flows._internal.fakes.script import code, short
 
 if TYPE_CHECKING:
     from pytest_flows.adapters import FlowsSession
@@ -102,7 +102,7 @@ class ChatSession:
 
     def router_fails(self, error: BaseException | None = None) -> ChatSession:
         """The LLM router raises on the next turn (crewai then falls back)."""
-        from pytest_flows._internal.replies import ProviderError
+        from pytest_flows._internal.fakes.replies import ProviderError
 
         failure = error or ProviderError("router unavailable (scripted)", status_code=503)
         self._owner.llm.on(purpose="router", flow=self.name).reply(failure)

@@ -1,4 +1,4 @@
-"""crewai's side of ``fake_crews`` (:mod:`pytest_flows._internal.crew_script`): scripted
+"""crewai's side of ``fake_crews`` (:mod:`pytest_flows._internal.fakes.crew_script`): scripted
 ``CrewOutput`` s for crew kickoffs and declarative agent steps.
 
 While bound, ``Crew.kickoff``/``kickoff_async``/``akickoff`` (so also
@@ -24,14 +24,14 @@ from crewai.agent.core import Agent
 from crewai.crew import Crew
 from crewai.utilities.agent_utils import is_inside_event_loop
 
-from pytest_flows._internal.crew_script import (
+from pytest_flows._internal.fakes.crew_script import (
     RUN_FOR_REAL,
     CrewReply,
     CrewRule,
     FakeCrews,
     crew_output,
 )
-from pytest_flows._internal.script import Request
+from pytest_flows._internal.fakes.script import Request
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._crew_outputs import (

@@ -24,9 +24,9 @@ import pytest
 from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
+from pytest_flows._internal.fakes.human_script import ScriptedHuman
 from pytest_flows._internal.golden.replay import Scripted, jsonable, owned_class
-from pytest_flows._internal.human_script import ScriptedHuman
-from pytest_flows._internal.store_records import (
+from pytest_flows._internal.state.store_records import (
     PendingFeedback,
     StoreCorruptedError,
     decode_stored,

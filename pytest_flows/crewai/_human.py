@@ -31,16 +31,16 @@ from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedba
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows._internal import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import (
+from pytest_flows._internal.fakes.human_script import (
     PAUSE,
     TIMEOUT,
     USE_PROVIDER,
     ScriptedHuman,
     entry_label,
 )
-from pytest_flows._internal.script import ScriptReplyError, short
+from pytest_flows._internal.fakes.script import ScriptReplyError, short
+from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
 from pytest_flows.adapters import FlowRun
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat

@@ -20,18 +20,18 @@ from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows._internal import loop as _loop
-from pytest_flows._internal import usage as run_usage
-from pytest_flows._internal.llm_script import (
+from pytest_flows._internal.fakes import usage as run_usage
+from pytest_flows._internal.fakes.llm_script import (
     LLMScript,
     check_offered,
     llm_call_event,
     tool_calls_of,
     tools_summary,
 )
-from pytest_flows._internal.participants import sleep_on
-from pytest_flows._internal.replies import Stream, ToolCall
-from pytest_flows._internal.script import Exchange, Request, ScriptError
+from pytest_flows._internal.fakes.replies import Stream, ToolCall
+from pytest_flows._internal.fakes.script import Exchange, Request, ScriptError
+from pytest_flows._internal.runtime import loop as _loop
+from pytest_flows._internal.runtime.participants import sleep_on
 from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat

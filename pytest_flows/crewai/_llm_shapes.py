@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows._internal.llm_script import placeholder
-from pytest_flows._internal.replies import ToolCall
-from pytest_flows._internal.script import Request, ScriptError, ScriptReplyError
+from pytest_flows._internal.fakes.llm_script import placeholder
+from pytest_flows._internal.fakes.replies import ToolCall
+from pytest_flows._internal.fakes.script import Request, ScriptError, ScriptReplyError
 from pytest_flows._internal.trace import render_value
 
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from pytest_flows._internal.isolation import in_isolation
-from pytest_flows._internal.participants import internal_lock
+from pytest_flows._internal.runtime.participants import internal_lock
 from pytest_flows.crewai._seams import SEAMS
 
 __all__ = [

@@ -31,9 +31,9 @@ from crewai.flow.flow import Flow
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, Field, ValidationError
 
-from pytest_flows._internal.codec import FieldChange, differences, find_unserializable
-from pytest_flows._internal.loop import Scheduler, active_scheduler
-from pytest_flows._internal.store_records import (
+from pytest_flows._internal.runtime.loop import Scheduler, active_scheduler
+from pytest_flows._internal.state.codec import FieldChange, differences, find_unserializable
+from pytest_flows._internal.state.store_records import (
     PendingFeedback,
     StateCodecError,
     StateSave,
@@ -387,7 +387,8 @@ class CrewAIStoreBackend:
         return state_id_of(state)
 
     def operations(self, flows: FlowsSession) -> Any:
-        """What the property helpers of pytest_flows._internal.strategies run a crewai flow with."""
+        """What the property helpers (pytest_flows._internal.state.strategies) run a crewai flow
+        with."""
         from pytest_flows.crewai._properties import CrewAIOperations
 
         return CrewAIOperations(flows, self.store)

@@ -1,4 +1,4 @@
-"""The crewai work behind the property helpers of :mod:`pytest_flows._internal.strategies`.
+"""The crewai work behind the property helpers of :mod:`pytest_flows._internal.state.strategies`.
 
 Every run gets a fresh flow instance (a reused crewai ``Flow`` instance keeps
 its completed methods, so a second kickoff on it replays stale outputs instead
@@ -18,7 +18,7 @@ from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
+from pytest_flows._internal.state.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
 from pytest_flows.adapters import FlowRun, FlowsSession, FlowStore, Outcome
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks

@@ -1,12 +1,12 @@
 """Every reach into crewai that crewai does not promise to keep, declared once.
 
-Each :class:`~pytest_flows._internal.seams.Seam` names what the harness patches, the
+Each :class:`~pytest_flows._internal.contract.seams.Seam` names what the harness patches, the
 private functions it calls and the private attributes it reads, why, and what it
 relies on there. :func:`check_patch_points` resolves all of them (the test suite
 calls it): after a crewai upgrade it fails once, listing each seam that moved,
 the installed crewai and the supported range. A new private reach gets its line
 here in the same change; code patches through ``SEAM.replace``/``SEAM.shadow`` or
-:func:`pytest_flows._internal.seams.replaced`.
+:func:`pytest_flows._internal.contract.seams.replaced`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pytest_flows._internal.seams import Registry, Seam, check, framework_versions
+from pytest_flows._internal.contract.seams import Registry, Seam, check, framework_versions
 from pytest_flows.crewai import _compat as compat
 
 __all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
@@ -571,12 +571,13 @@ RECORDER_SEAMS = Registry("crewai", __name__, *RECORDER)
 
 
 def check_patch_points() -> None:
-    """Raise :class:`~pytest_flows._internal.seams.SeamsMoved` naming every crewai seam that moved.
+    """Raise :class:`~pytest_flows._internal.contract.seams.SeamsMoved` naming every crewai
+    seam that moved.
 
     Covers every declaration above (the flight recorder's too) and the stdlib's seams,
     so one call vets every patch a crewai test or recording gets.
     """
-    from pytest_flows._internal.stdlib_seams import check_stdlib_seams
+    from pytest_flows._internal.runtime.stdlib_seams import check_stdlib_seams
 
     installed, supported = framework_versions("crewai")
     check((*SEAMS, *RECORDER_SEAMS), owner="crewai", installed=installed, supported=supported)

@@ -2,8 +2,8 @@
 
 crewai hands parallel listeners the one shared ``flow.state``; while a schedule is
 explored or replayed, user code reading ``self.state`` gets a thin view that tells
-the schedule (:func:`pytest_flows._internal.participants.record_access`) about every field it
-reads or writes. crewai's own reads get the real object, so persistence, events
+the schedule (:func:`pytest_flows._internal.runtime.participants.record_access`) about every
+field it reads or writes. crewai's own reads get the real object, so persistence, events
 and ``model_dump`` see nothing new. A read of a field holding a container (list,
 dict, set, nested model) counts as a write too: the caller may mutate it in place.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_flows._internal.participants import (
+from pytest_flows._internal.runtime.participants import (
     current,
     record_access,
     running_task,

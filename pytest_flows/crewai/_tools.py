@@ -2,7 +2,7 @@
 
 While bound, the *body* of every crewai tool - a ``@tool`` function, a
 ``BaseTool`` subclass's ``_run`` / ``_arun`` - asks the script
-(:class:`~pytest_flows._internal.tool_script.FakeTools`) first. What surrounds the body
+(:class:`~pytest_flows._internal.fakes.tool_script.FakeTools`) first. What surrounds the body
 still runs as crewai runs it: argument validation, ``max_usage_count``, the
 tool cache, tool-usage events, hooks, the text (ReAct) and native
 tool-calling loops. So a scripted reply is cached, counted and reported

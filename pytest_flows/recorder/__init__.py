@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
+from pytest_flows._internal.contract.registry import RecorderPart, recorder_parts
 from pytest_flows._internal.flight.capture import (
     DEFAULT_MAX_BYTES,
     ENV_VAR,
@@ -29,7 +30,6 @@ from pytest_flows._internal.flight.capture import (
 )
 from pytest_flows._internal.flight.format import VERSION as FORMAT_VERSION
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
-from pytest_flows._internal.registry import RecorderPart, recorder_parts
 
 __all__ = [
     "ENV_VAR",

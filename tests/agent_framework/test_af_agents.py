@@ -13,8 +13,8 @@ from agent_framework import (
     Message,
 )
 
-from pytest_flows._internal.replies import ProviderError, call_tool, stream
-from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.fakes.replies import ProviderError, call_tool, stream
+from pytest_flows._internal.fakes.script import ScriptReplyError, UnscriptedRequest
 from pytest_flows.agent_framework import FlowsChatClient
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
-from pytest_flows._internal.replies import call_tool
-from pytest_flows._internal.usage import BudgetExceeded
+from pytest_flows._internal.fakes.replies import call_tool
+from pytest_flows._internal.fakes.usage import BudgetExceeded
 from pytest_flows.agent_framework import FlowsChatClient
 
 

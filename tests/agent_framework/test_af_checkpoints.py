@@ -246,7 +246,7 @@ def test_a_discarded_checkpoint_is_gone(flows, store):
 
 
 def test_a_refusal_in_a_run_is_reported_once_by_the_run(flows, store):
-    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.state.store import FlowStore
 
     fresh = FlowStore(flows)  # no allowlist
     storage = FlowsCheckpointStorage(store=fresh)
@@ -262,7 +262,7 @@ def test_a_refusal_outside_flows_run_still_reaches_flow_store(flows, store):
 
     from agent_framework import WorkflowCheckpoint
 
-    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.state.store import FlowStore
 
     fresh = FlowStore(flows)
     storage = FlowsCheckpointStorage(store=fresh)

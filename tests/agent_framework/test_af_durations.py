@@ -8,7 +8,7 @@ import agent_framework  # noqa: F401  # first: see the report on importing the a
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.human_script import ScriptedHuman
+from pytest_flows._internal.fakes.human_script import ScriptedHuman
 from pytest_flows.agent_framework import requests
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import af_workflows as wf
 import pytest
 
-from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.fakes.script import ScriptReplyError, UnscriptedRequest
 from pytest_flows.agent_framework import FlowsCheckpointStorage, requests
 
 

@@ -7,8 +7,8 @@ from importlib.metadata import version
 import pytest
 from agent_framework._workflows import _edge_runner, _runner_context
 
-from pytest_flows._internal.adapters import ADAPTERS
-from pytest_flows._internal.seams import SeamsMoved, problems
+from pytest_flows._internal.contract.adapters import ADAPTERS
+from pytest_flows._internal.contract.seams import SeamsMoved, problems
 from pytest_flows.agent_framework import check_patch_points
 from pytest_flows.agent_framework._seams import RECORDER_SEAMS, SEAMS
 

@@ -30,7 +30,7 @@ from crewai.events.event_bus import crewai_event_bus
 from dispatch_flows import Twelve
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.threads import ThreadScheduler
+from pytest_flows._internal.runtime.threads import ThreadScheduler
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._adapter import _quiet_console
 

@@ -52,7 +52,7 @@ from soundness_flows import (
 )
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 
 CAP = int(os.environ.get("BENCH_CAP", "1000"))
 SEEDS = int(os.environ.get("BENCH_SEEDS", "200"))

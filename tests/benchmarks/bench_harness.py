@@ -25,7 +25,7 @@ from crewai.flow.flow import Flow, listen, start
 from dispatch_flows import Twelve
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.loop import install_policy
+from pytest_flows._internal.runtime.loop import install_policy
 
 RUNS = int(os.environ.get("BENCH_RUNS", "60"))
 

@@ -22,7 +22,7 @@ from crewai.flow.flow import Flow, start
 from pydantic import BaseModel
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal import real_work
+from pytest_flows._internal.runtime import real_work
 
 
 class _Empty(BaseModel):

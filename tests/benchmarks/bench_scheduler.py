@@ -28,7 +28,7 @@ from dispatch_flows import Twelve
 from scheduler_flows import SlowFour
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal.loop import Scheduler, run
+from pytest_flows._internal.runtime.loop import Scheduler, run
 
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 #: Runs of each kind in one round of the 12-method comparison.

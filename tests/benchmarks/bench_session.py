@@ -24,7 +24,7 @@ from importlib.metadata import version
 from benchkit import wall  # first: crewai's offline settings
 
 from pytest_flows import FlowsSession
-from pytest_flows._internal import clock_scan
+from pytest_flows._internal.runtime import clock_scan
 
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 

@@ -13,8 +13,8 @@ from crewai.tools import tool
 from pydantic import BaseModel, Field
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.replies import call_tool
-from pytest_flows._internal.trajectory import TrajectoryMismatch
+from pytest_flows._internal.fakes.replies import call_tool
+from pytest_flows._internal.fakes.trajectory import TrajectoryMismatch
 
 TOOL_LOG: list[tuple[str, Any]] = []
 

@@ -10,9 +10,9 @@ from crewai.flow.flow import Flow, listen, or_, router, start
 from crewai.tools import tool
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.replies import call_tool
-from pytest_flows._internal.script import ALWAYS
-from pytest_flows._internal.usage import BudgetExceeded, MethodUsage
+from pytest_flows._internal.fakes.replies import call_tool
+from pytest_flows._internal.fakes.script import ALWAYS
+from pytest_flows._internal.fakes.usage import BudgetExceeded, MethodUsage
 
 
 @tool("lookup")

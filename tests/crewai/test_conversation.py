@@ -13,7 +13,7 @@ from crewai.flow.conversational import ConversationConfig, ConversationState, Ro
 from crewai.flow.flow import Flow, listen
 from crewai.flow.persistence import persist
 
-from pytest_flows._internal.replies import ProviderError
+from pytest_flows._internal.fakes.replies import ProviderError
 
 
 @ConversationConfig(defer_trace_finalization=True)

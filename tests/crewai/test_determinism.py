@@ -74,7 +74,7 @@ SCRIPT = textwrap.dedent(
     sys.path.insert(0, {tests!r})
     # As the plugin does before any conftest loads: a lock factory crewai binds at
     # import builds managed locks in a flows test (lock_factory.py).
-    from pytest_flows._internal import lock_factory
+    from pytest_flows._internal.runtime import lock_factory
     lock_factory.install()
     from dispatch_flows import FanOut, Routing, SyncRace, Twelve
     from scheduler_flows import LostUpdate

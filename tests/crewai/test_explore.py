@@ -24,8 +24,8 @@ from scheduler_flows import GuardedUpdate, LostUpdate
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.exploration import Exploration, outcome_key
-from pytest_flows._internal.races import race_of
+from pytest_flows._internal.exploration.explore import Exploration, outcome_key
+from pytest_flows._internal.exploration.races import race_of
 
 #: crewai 1.15 persists each method's completion on a pool thread (to_thread);
 #: 1.14 does it on the loop.

@@ -18,7 +18,7 @@ from access_flows import (
 )
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 
 _ID = "tests::accesses"
 

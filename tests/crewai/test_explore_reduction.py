@@ -9,7 +9,7 @@ import pytest
 from reduction_flows import LostUpdateJoined, OwnFieldsJoined, SleepingRacers
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 
 _ID = "tests::reduction"
 

@@ -20,9 +20,9 @@ from soundness_flows import (
 )
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration import Exploration, outcome_key
-from pytest_flows._internal.race_check import check
-from pytest_flows._internal.races import races
+from pytest_flows._internal.exploration.explore import Exploration, outcome_key
+from pytest_flows._internal.exploration.race_check import check
+from pytest_flows._internal.exploration.races import races
 
 
 def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
@@ -114,7 +114,7 @@ def _ends(text: str) -> list[str]:
 @pytest.mark.parametrize("seed", [1, 3])  # LostUpdate counts 3 and 2 there (1 at seed 0)
 def test_the_race_check_records_the_seeded_run(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # The failure message's own exploration is not what this checks: keep it short.
-    monkeypatch.setattr("pytest_flows._internal.race_check.EXPLORE_LIMIT", 3)
+    monkeypatch.setattr("pytest_flows._internal.exploration.race_check.EXPLORE_LIMIT", 3)
     with FlowsSession(seed=seed, test_id="tests::races-seed") as plain:
         expected = plain.run(LostUpdate).state.n
         trace = plain.run(LostUpdate).trace.render()

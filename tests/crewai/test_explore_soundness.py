@@ -25,7 +25,7 @@ from scheduler_flows import GuardedUpdate, LostUpdate
 from soundness_flows import HeldBackStart, StartPastListeners, TimerAndThread
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 
 #: CI samples 24 seeds (the misses this check caught came at seeds 3 and 9); the long
 #: mode 64.

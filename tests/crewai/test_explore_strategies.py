@@ -9,7 +9,7 @@ from hypothesis import find, settings
 from scheduler_flows import LostUpdate
 
 from pytest_flows import FlowsSession, explore, schedules
-from pytest_flows._internal.exploration import outcome_key
+from pytest_flows._internal.exploration.explore import outcome_key
 
 
 @crewai_114_differs(

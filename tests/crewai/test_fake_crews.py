@@ -16,7 +16,7 @@ from crewai.tasks.output_format import OutputFormat
 from crewai_versions import needs_declarative_flows
 from pydantic import BaseModel
 
-from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.fakes.script import ScriptReplyError, UnscriptedRequest
 from pytest_flows.crewai._crews import RUN_FOR_REAL, SYNC_KICKOFF_IN_LOOP, crew_output
 
 

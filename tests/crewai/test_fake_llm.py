@@ -21,8 +21,8 @@ from crewai_versions import (
 )
 from pydantic import BaseModel
 
-from pytest_flows._internal.replies import ProviderError, RateLimitError, call_tool, stream
-from pytest_flows._internal.script import ALWAYS, ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.fakes.replies import ProviderError, RateLimitError, call_tool, stream
+from pytest_flows._internal.fakes.script import ALWAYS, ScriptReplyError, UnscriptedRequest
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai._llm import FakeLLM
 

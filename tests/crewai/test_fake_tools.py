@@ -12,8 +12,8 @@ from crewai.flow.flow import Flow, listen, start
 from crewai.tools import BaseTool, tool
 from pydantic import BaseModel
 
-from pytest_flows._internal.replies import call_tool
-from pytest_flows._internal.script import UnscriptedRequest
+from pytest_flows._internal.fakes.replies import call_tool
+from pytest_flows._internal.fakes.script import UnscriptedRequest
 
 REAL_CALLS: list[str] = []
 

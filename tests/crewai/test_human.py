@@ -10,7 +10,7 @@ from crewai.flow.flow import Flow, listen, start
 from crewai.flow.human_feedback import human_feedback
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.script import ScriptReplyError, UnscriptedRequest
+from pytest_flows._internal.fakes.script import ScriptReplyError, UnscriptedRequest
 
 OUTCOMES = ["approved", "rejected", "needs_changes"]
 
@@ -355,7 +355,7 @@ def test_input_cannot_pause(flows: Any, human: Any) -> None:
 def test_input_is_replaced_only_while_a_human_is_bound() -> None:
     import builtins
 
-    from pytest_flows._internal.human_script import ScriptedHuman
+    from pytest_flows._internal.fakes.human_script import ScriptedHuman
     from pytest_flows.crewai import _human as crewai_human
 
     scripted = ScriptedHuman()

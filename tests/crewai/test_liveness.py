@@ -129,7 +129,7 @@ def test_the_marker_sets_the_grace_and_rejects_a_bad_one(pytester: pytest.Pytest
 def test_the_guard_survives_an_error_of_its_own_and_keeps_guarding(
     monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_flows._internal import liveness
+    from pytest_flows._internal.runtime import liveness
 
     real = liveness.describe_block
     failures: list[str] = []

@@ -84,7 +84,7 @@ def test_a_flows_suite_writes_nothing_into_the_project(
 def test_a_hypothesis_home_the_user_set_is_kept(tmp_path: Path) -> None:
     from hypothesis import configuration
 
-    from pytest_flows._internal.strategies import private_storage
+    from pytest_flows._internal.state.strategies import private_storage
 
     configuration.set_hypothesis_home_dir(tmp_path)
     try:

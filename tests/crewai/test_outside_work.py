@@ -117,7 +117,7 @@ def test_a_busy_loop_nobody_can_end_fails_naming_the_spinning_method() -> None:
 
 
 def test_the_spin_bound_is_documented_and_a_session_can_run_on_after() -> None:
-    from pytest_flows._internal import real_work
+    from pytest_flows._internal.runtime import real_work
 
     assert real_work.SPIN_READS == 1000
     assert real_work.DEFAULT_SPIN_LIMIT == 5.0

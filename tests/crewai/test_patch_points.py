@@ -8,8 +8,8 @@ import pytest
 from crewai.events.event_bus import CrewAIEventsBus
 from crewai.flow.runtime import Flow
 
-from pytest_flows._internal.adapters import ADAPTERS
-from pytest_flows._internal.seams import SeamsMoved, problems
+from pytest_flows._internal.contract.adapters import ADAPTERS
+from pytest_flows._internal.contract.seams import SeamsMoved, problems
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai import _seams as seams
 

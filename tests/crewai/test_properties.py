@@ -21,10 +21,10 @@ from property_flows import (
     every_step,
 )
 
-from pytest_flows._internal import state_properties
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.property_timeouts import PropertyTimedOut
-from pytest_flows._internal.state_properties import (
+from pytest_flows._internal.state import state_properties
+from pytest_flows._internal.state.property_timeouts import PropertyTimedOut
+from pytest_flows._internal.state.state_properties import (
     assert_crash_resume,
     assert_fork_isolated,
     assert_time_travel,
@@ -32,8 +32,8 @@ from pytest_flows._internal.state_properties import (
     check_fork_isolation,
     check_time_travel,
 )
-from pytest_flows._internal.store_records import CrashPoint
-from pytest_flows._internal.strategies import scheduler_seeds
+from pytest_flows._internal.state.store_records import CrashPoint
+from pytest_flows._internal.state.strategies import scheduler_seeds
 
 
 # -- (a) crash-resume equivalence ----------------------------------------------------------

@@ -10,7 +10,7 @@ from dispatch_flows import Race, SyncRace, Twelve
 
 from pytest_flows import explore
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.races import race_of, races
+from pytest_flows._internal.exploration.races import race_of, races
 
 
 class FailingRacer(Flow):

@@ -11,7 +11,7 @@ from crewai import LLM, Agent
 from crewai.flow.flow import Flow, start
 from pydantic import BaseModel
 
-from pytest_flows._internal.script import ScriptReplyError
+from pytest_flows._internal.fakes.script import ScriptReplyError
 
 
 class Section(BaseModel):

@@ -115,7 +115,7 @@ def test_a_datetime_of_the_run_survives_agent_frameworks_file_checkpoints(
     pytest.importorskip("agent_framework")
     from agent_framework import FileCheckpointStorage, WorkflowCheckpoint
 
-    from pytest_flows._internal.loop import run
+    from pytest_flows._internal.runtime.loop import run
 
     async def round_trip() -> Any:
         storage = FileCheckpointStorage(str(tmp_path))

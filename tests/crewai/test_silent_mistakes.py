@@ -123,7 +123,7 @@ import pytest
 from crewai import LLM
 from crewai.flow.flow import Flow, start
 
-from pytest_flows._internal.script import UnscriptedRequest
+from pytest_flows._internal.fakes.script import UnscriptedRequest
 
 
 class Asks(Flow):

@@ -24,8 +24,8 @@ from store_flows import (
     StepsFlow,
 )
 
-from pytest_flows._internal.store import FlowStore
-from pytest_flows._internal.store_records import StateSave
+from pytest_flows._internal.state.store import FlowStore
+from pytest_flows._internal.state.store_records import StateSave
 from pytest_flows.crewai._persistence import FlowStorePersistence
 
 

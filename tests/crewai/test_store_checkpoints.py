@@ -9,7 +9,7 @@ from crewai.state.checkpoint_config import CheckpointConfig
 from crewai.state.provider.sqlite_provider import SqliteProvider
 from store_flows import EVERY_STEP, StepsFlow
 
-from pytest_flows._internal.store_records import CheckpointRecord
+from pytest_flows._internal.state.store_records import CheckpointRecord
 
 
 def _steps(**config: object) -> StepsFlow:

@@ -30,7 +30,7 @@ from store_flows import (
     WalletState,
 )
 
-from pytest_flows._internal.store_records import (
+from pytest_flows._internal.state.store_records import (
     CheckpointNotFoundError,
     InvalidStateIdError,
     NotACheckpointError,

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_flows._internal.contract.registry import recorder_part
+from pytest_flows._internal.fakes.llm_script import LLMScript
+from pytest_flows._internal.fakes.replies import ProviderError, Stream, ToolCall
+from pytest_flows._internal.fakes.script import ALWAYS
 from pytest_flows._internal.flight.format import Record, jsonable, message_text
 from pytest_flows._internal.flight.raised import rebuild
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError
-from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.registry import recorder_part
-from pytest_flows._internal.replies import ProviderError, Stream, ToolCall
-from pytest_flows._internal.script import ALWAYS
 
 __all__ = ["Answers", "People", "Tools", "bound_or_new", "calls_of", "render_messages"]
 
@@ -404,8 +404,8 @@ class Tools:
         self.used: set[int] = set()
 
     def install(self, session: Any, now: Callable[[Any], bool]) -> None:
-        from pytest_flows._internal.script import Match
-        from pytest_flows._internal.tool_script import FakeTools, ToolRule
+        from pytest_flows._internal.fakes.script import Match
+        from pytest_flows._internal.fakes.tool_script import FakeTools, ToolRule
 
         self.divergences, self.used = [], set()
         fake = bound_or_new(session, "tools", lambda: FakeTools(session))
@@ -483,7 +483,7 @@ class People:
 
     def install(self, session: Any, attempt: int, now: Callable[[Any], bool]) -> None:
         if self.answers:
-            from pytest_flows._internal.human_script import ScriptedHuman
+            from pytest_flows._internal.fakes.human_script import ScriptedHuman
 
             human = bound_or_new(session, "human", lambda: ScriptedHuman(session))
             for entry in self.answers:
@@ -496,7 +496,7 @@ class People:
                 answer = "" if entry.get("answer") is None else str(entry.get("answer"))
                 rule.answer(answer, outcome=outcome or None, optional=True)
         if self.crews:
-            from pytest_flows._internal.crew_script import FakeCrews
+            from pytest_flows._internal.fakes.crew_script import FakeCrews
 
             crews = bound_or_new(session, "crews", lambda: FakeCrews(session))
             for entry in self.crews:
@@ -515,7 +515,7 @@ class People:
 def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
     """An Agent Framework ``request_info`` answer, given back as the type today's
     request expects (its ``response_type``: a model validated, a dataclass built)."""
-    from pytest_flows._internal.script import Match
+    from pytest_flows._internal.fakes.script import Match
 
     recorded = entry.get("answer")
 

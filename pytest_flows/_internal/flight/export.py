@@ -11,9 +11,9 @@ import re
 import shutil
 from pathlib import Path
 
+from pytest_flows._internal.contract.registry import recorder_part
 from pytest_flows._internal.flight.format import Record, read_record
 from pytest_flows._internal.flight.targets import TargetError, check_target
-from pytest_flows._internal.registry import recorder_part
 
 __all__ = ["export", "module_text", "replay_target"]
 

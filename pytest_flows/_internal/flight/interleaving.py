@@ -17,14 +17,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_flows._internal.coverage import notes
+from pytest_flows._internal.exploration.seeding import reseeded
 from pytest_flows._internal.flight.answers import Answers, People, Tools, calls_of
 from pytest_flows._internal.flight.capture import FlightRecorder, RunRecording
 from pytest_flows._internal.flight.compare import compare, guide_of, order_of
 from pytest_flows._internal.flight.feasibility import impossible_start
 from pytest_flows._internal.flight.format import Record
 from pytest_flows._internal.flight.result import ReplayResult
-from pytest_flows._internal.schedule import Chooser, encode
-from pytest_flows._internal.seeding import reseeded
+from pytest_flows._internal.runtime.schedule import Chooser, encode
 
 __all__ = ["Attempts", "by_schedule", "by_seed"]
 

@@ -22,15 +22,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from pytest_flows._internal.contract.registry import recorder_part
 from pytest_flows._internal.errors import FlowsUsageError, FlowsWarning
+from pytest_flows._internal.fakes.llm_script import LLMScript
 from pytest_flows._internal.flight.answers import bound_or_new
 from pytest_flows._internal.flight.capture import FlightRecorder
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
 from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError, ReplayResult
 from pytest_flows._internal.flight.targets import TargetError, resolve
-from pytest_flows._internal.llm_script import LLMScript
-from pytest_flows._internal.registry import recorder_part
 
 __all__ = ["Divergence", "ReplayDivergenceError", "ReplayResult", "replay"]
 

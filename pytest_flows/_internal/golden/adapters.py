@@ -1,7 +1,7 @@
 """What a framework adapter gives golden replay, and how the core finds one.
 
 An adapter's golden part is whatever its :meth:`AdapterBase.golden()
-<pytest_flows._internal.adapters.AdapterBase.golden>` returns; the core finds it
+<pytest_flows._internal.contract.adapters.AdapterBase.golden>` returns; the core finds it
 through the adapter registry, never a table of its own.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_flows._internal.adapters import imported_adapters, loaded_adapter
+from pytest_flows._internal.contract.adapters import imported_adapters, loaded_adapter
 from pytest_flows._internal.errors import FlowsUsageError
 
 if TYPE_CHECKING:

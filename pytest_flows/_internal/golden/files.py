@@ -107,7 +107,7 @@ _RECORD_KEYS = {
 def _shape_problem(document: dict[str, Any]) -> str | None:
     """What is missing or mistyped in a golden document, or None: checked before replay
     reads it, so a damaged file is named instead of failing with a bare KeyError."""
-    from pytest_flows._internal.adapters import adapter_specs
+    from pytest_flows._internal.contract.adapters import adapter_specs
     from pytest_flows._internal.golden.adapters import run_keys
 
     runs = document.get("runs")

@@ -25,7 +25,7 @@ from pytest_flows._internal.golden import files
 
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession
-    from pytest_flows._internal.store import FlowStore
+    from pytest_flows._internal.state.store import FlowStore
 
 __all__ = ["assert_resumes_old_states", "old_states", "stored_states"]
 
@@ -110,8 +110,8 @@ def assert_resumes_old_states(
             check(stored, outcome)
 
     if isinstance(old, type):
-        from pytest_flows._internal.property_timeouts import timeouts_escape
-        from pytest_flows._internal.strategies import default_settings, private_storage
+        from pytest_flows._internal.state.property_timeouts import timeouts_escape
+        from pytest_flows._internal.state.strategies import default_settings, private_storage
 
         @given(state=old_states(old))
         @default_settings(max_examples)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._internal.fakes.llm_script import LLMScript
 from pytest_flows._internal.golden.adapters import adapter_for_run, adapter_named
 from pytest_flows._internal.golden.breaks import BREAK_KINDS, GoldenBreak
 from pytest_flows._internal.golden.versions import FORMAT, same_lines, same_text, trace_form
-from pytest_flows._internal.llm_script import LLMScript
 from pytest_flows._internal.trace import render_value
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _crew_value(output: Any) -> Any:
 
 def _human_value(exchange: Any) -> Any:
     """A human's answer as the golden keeps it: text and outcome, a pause or a timeout."""
-    from pytest_flows._internal.human_script import PAUSE
+    from pytest_flows._internal.fakes.human_script import PAUSE
 
     reply = exchange.reply
     if reply is PAUSE:

@@ -132,7 +132,7 @@ def _allow_host(item: pytest.Item) -> Callable[[str], bool]:
     """What the test's network guard lets through (looked up when a request is recorded)."""
 
     def allow(host: str) -> bool:
-        from pytest_flows._internal.network import loopback_only
+        from pytest_flows._internal.runtime.network import loopback_only
         from pytest_flows._internal.stash import SESSION_KEY
 
         session = item.stash.get(SESSION_KEY, None)

@@ -1,0 +1,65 @@
+"""Reseeding the scheduler for a block, and running a flow under many seeds: the one
+way every property and exploration helper (and both adapters) does it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.run import FlowRun
+    from pytest_flows._internal.runtime.loop import Scheduler
+    from pytest_flows._internal.session import FlowsSession
+
+__all__ = ["reseeded", "runs_by_seed"]
+
+
+@contextlib.contextmanager
+def reseeded(scheduler: Scheduler, seed: int | None) -> Iterator[None]:
+    """Run the block with ``scheduler`` reseeded to ``seed`` (None: leave it as is).
+
+    The scheduler object stays the same: the adapters captured it when the
+    test's session opened (crewai's race ordering holds its ``order``), so a
+    replacement would leave them on the old seed.
+    """
+    if seed is None:
+        yield
+        return
+    previous = scheduler.seed
+    # Each seed gets a fresh random stream and thread scheduler; the idle pool workers
+    # of the one it replaces are let go (kept, they stayed parked for good: three a
+    # seed in a sweep).
+    scheduler.threads.new_epoch()
+    scheduler.seed = seed
+    scheduler.__post_init__()
+    try:
+        yield
+    finally:
+        scheduler.threads.new_epoch()
+        scheduler.seed = previous
+        scheduler.__post_init__()
+
+
+def runs_by_seed(
+    flows: FlowsSession,
+    fresh: Callable[[], Any],
+    seeds: Iterable[int],
+    outcome: Callable[[FlowRun], str],
+    args: tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
+) -> tuple[dict[int, FlowRun], dict[str, list[int]]]:
+    """Run ``fresh()`` once per seed (failed runs kept) and group the seeds by ``outcome``.
+
+    The seed exploration every adapter's helpers share: ``explore(seeds=...)``
+    groups by the races a run had, Agent Framework's ``explore_seeds`` by the
+    whole trace and final state.
+    """
+    runs: dict[int, FlowRun] = {}
+    grouped: dict[str, list[int]] = {}
+    for seed in seeds:
+        with reseeded(flows.scheduler, seed):
+            run = flows.run(fresh(), *args, raise_on_error=False, **dict(kwargs or {}))
+        runs[seed] = run
+        grouped.setdefault(outcome(run), []).append(seed)
+    return runs, grouped

@@ -1,0 +1,349 @@
+"""Real work the scheduler cannot see holds virtual time; a thread that never blocks yields.
+
+Virtual time jumps to the next deadline when no flow thread can run. That is only
+true to the runtime when nothing else is about to make one runnable. Three kinds of
+real work run outside the scheduler and may do so:
+
+- a thread the harness does not manage (a pool built at import, a client library's
+  I/O thread) that is running, or sleeping for a moment of real time;
+- a child process of the test that is still alive;
+- (the loop's sockets are already waited for: see ``ThreadScheduler._watches_sockets``).
+
+While such work is in flight, :func:`hold` lets the clock follow real time instead of
+jumping: a moment of real sleep, the clock moved by as much (never past the deadline),
+and the scheduler looks again. A hold is bounded by the scheduler's ``block_grace`` per
+idle wait: work that takes longer is let go and the clock jumps (a ``FlowsWarning``
+names it, once per kind of work). Each hold is written to ``ThreadScheduler.held``.
+
+The other half: a flow thread that keeps running Python without reaching a switch
+point (a busy poll on ``queue.get_nowait()`` in a ``time.monotonic()`` deadline loop)
+never lets the thread it polls for run, and reading the clock never moves it. So each
+read of a virtual clock is counted (:func:`note_read`); after :data:`SPIN_READS` reads
+during which the baton never changed hands and the clock never moved, the thread is
+preempted as the interpreter's switch interval would preempt it: a yield, where the
+seed picks who runs. When nobody else can run, the clock moves on by
+:data:`SPIN_QUANTUM` (the interpreter's default switch interval) for each such
+preemption, as real time passes for a real spinning thread: a deadline loop then ends
+when its deadline is due. A thread that spins alone for ``spin_limit`` virtual seconds
+with nothing that could ever end it is reported (:class:`FlowsDeadlockError` naming
+the spinning method and every thread's stack), never left to spin for ever.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_flows._internal.runtime.participants import (
+    _by_thread,
+    _get_ident,
+    _real_sleep,
+    _RealThread,
+    current,
+    real_monotonic,
+)
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.runtime.participants import Participant
+    from pytest_flows._internal.runtime.threads import ThreadScheduler
+
+__all__ = [
+    "DEFAULT_SPIN_LIMIT",
+    "SPIN_QUANTUM",
+    "SPIN_READS",
+    "Hold",
+    "RealWork",
+    "check_spin_limit",
+    "hold",
+    "in_flight",
+    "note_read",
+    "outside_sleep",
+]
+
+#: Clock reads with no hand-off and no clock move before a spinning thread yields.
+SPIN_READS = 1000
+#: Virtual seconds the clock moves for each preemption of a thread spinning alone
+#: (``sys.getswitchinterval()``'s default: how long CPython lets a thread run).
+SPIN_QUANTUM = 0.005
+#: Virtual seconds a thread may spin alone (nobody else runnable, no deadline, no
+#: outside work) before the run is reported: about 1,000 preemptions.
+DEFAULT_SPIN_LIMIT = 5.0
+#: Real seconds of one look while holding the clock for outside work.
+_PAUSE = 0.001
+#: Real seconds a look first gives threads outside to take the GIL (see hold).
+_GIL_TURN = 0.0001
+
+#: Threads the harness does not manage, sleeping in real time now: ident -> real end.
+_sleeping: dict[int, float] = {}
+#: ... and when each of those sleeps began (real).
+_slept_since: dict[int, float] = {}
+
+
+@dataclass
+class RealWork:
+    """One scheduler's state for holds and preemption (``ThreadScheduler.real_work``)."""
+
+    #: Virtual seconds a thread may spin alone before the run is reported.
+    spin_limit: float = DEFAULT_SPIN_LIMIT
+    #: Every hold of virtual time for outside work, in order.
+    held: list[Hold] = field(default_factory=list)
+    spin_mark: tuple[int, int] = (-1, -1)
+    spin_reads: int = 0
+    spin_alone: float = 0.0
+    hold_started: tuple[float, str] = (0.0, "")
+    warned: set[str] = field(default_factory=set)
+    #: Told of each hold as it ends (the session writes it to the trace: ``clock.held``).
+    on_hold: Callable[[Hold], None] | None = None
+
+
+@dataclass(frozen=True)
+class Hold:
+    """The clock waited for real work outside the scheduler."""
+
+    at: float  #: the virtual time the wait began
+    real_seconds: float  #: how long it waited, in real seconds
+    what: str  #: the work it waited for
+    gave_up: bool  #: the bound ran out before the work ended (the clock then jumped)
+
+
+def check_spin_limit(value: object, what: str) -> float:
+    """``value`` as a spin limit in virtual seconds (a number > 0), or a usage error
+    naming ``what``."""
+    from pytest_flows._internal.errors import FlowsUsageError
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise FlowsUsageError(
+            f"{what} got {value!r}: the limit is how many virtual seconds a flow thread may "
+            "spin alone (no other thread runnable, no deadline, no work outside in flight) "
+            f"before the run is reported, a finite number > 0 (default {DEFAULT_SPIN_LIMIT:g})."
+        )
+    return float(value)
+
+
+def outside_sleep(seconds: float) -> None:
+    """``time.sleep`` on a thread the harness does not manage: real, and known to be
+    real work in flight while it lasts."""
+    ident = _get_ident()
+    now = real_monotonic()
+    _slept_since[ident] = now
+    _sleeping[ident] = now + seconds
+    try:
+        _real_sleep(seconds)
+    finally:
+        _sleeping.pop(ident, None)
+        _slept_since.pop(ident, None)
+
+
+def in_flight(horizon: float) -> str | None:
+    """The real work outside the scheduler that may still wake a flow thread within
+    ``horizon`` real seconds, or None."""
+    now = real_monotonic()
+    names = {t.ident: t.name for t in threading.enumerate()}
+    for ident, end in list(_sleeping.items()):
+        if end - now <= horizon:
+            return f"thread {names.get(ident, ident)!r} (sleeping in real time)"
+    child = _living_child()
+    if child is not None:
+        return child
+    return _running_thread(names)
+
+
+def _fresh_long_sleep(grace: float) -> str | None:
+    """A thread outside that began a real sleep within the last ``grace`` seconds,
+    which ends later than ``grace`` from now."""
+    now = real_monotonic()
+    for ident, since in list(_slept_since.items()):
+        end = _sleeping.get(ident)
+        if end is not None and now - since <= grace and end - now > grace:
+            name = next((t.name for t in threading.enumerate() if t.ident == ident), ident)
+            return f"thread {name!r} (sleeping in real time)"
+    return None
+
+
+def _living_child() -> str | None:
+    try:
+        # WNOWAIT: an exited child stays for its own waiter to reap.
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (ChildProcessError, AttributeError, OSError):
+        return None  # no child (or no waitid on this platform)
+    if info is None:
+        return "a child process (still running)"
+    return "a child process (exited, not yet waited for)"
+
+
+def _outside_threads() -> list[threading.Thread]:
+    """The threads the harness does not manage (nor runs itself), but this one."""
+    me = _get_ident()
+    return [
+        thread
+        for thread in threading.enumerate()
+        if thread.ident is not None
+        and thread.ident != me
+        and not isinstance(thread, _RealThread)
+        and not _by_thread.get(thread.ident)  # a participant: the scheduler sees it
+    ]
+
+
+#: Modules whose waits are I/O waits: a thread in one is woken by the OS or another
+#: process, not by what a flow thread just did (a lock it released, a queue it fed).
+_IO_WAITS = frozenset({"selectors", "socket", "ssl", "select", "multiprocessing.connection"})
+
+
+def _may_wait_for_gil() -> bool:
+    """Whether a thread outside the harness may have just been woken by a flow thread
+    (it waits on a lock, a queue, a future): it would wait for the GIL, asleep to the
+    OS. A thread in an I/O wait (crewai's event-bus loop in its selector) is not."""
+    threads = _outside_threads()
+    if not threads:
+        return False
+    frames = sys._current_frames()
+    for thread in threads:
+        frame = frames.get(thread.ident) if thread.ident is not None else None
+        if frame is None or frame.f_globals.get("__name__") not in _IO_WAITS:
+            return True
+    return False
+
+
+def _running_thread(names: dict[int | None, str]) -> str | None:
+    """A thread the harness does not manage that the OS reports running (Linux only)."""
+    for thread in _outside_threads():
+        ident = thread.ident
+        native = getattr(thread, "native_id", None)
+        if native is None:
+            continue
+        try:
+            with open(f"/proc/self/task/{native}/stat", "rb") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        if text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R":
+            return f"thread {names.get(ident, ident)!r} (running)"
+    return None
+
+
+def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
+    """Before the clock jumps to ``due``: if real work outside the scheduler is in flight
+    and this idle wait has held for less than the block grace (``held`` real seconds so
+    far), wait a moment of real time, let the clock follow (never past ``due``) and
+    return the new total; None: jump now."""
+    if held >= sched.block_grace:
+        return None
+    what = in_flight(sched.block_grace - held)
+    if what is None and not held and sched.chooser is None and _may_wait_for_gil():
+        # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
+        # this thread holds, asleep to the OS: let it take the GIL once, then look again.
+        _real_sleep(_GIL_TURN)
+        what = in_flight(sched.block_grace)
+    if what is None:
+        # Work just begun that cannot end within the grace (a long real sleep) is let
+        # go: the clock jumps without it, and the warning says so. (A thread sleeping
+        # since long before, a library's heartbeat, is not this run's work.)
+        still = _fresh_long_sleep(sched.block_grace)
+        if held or still is not None:
+            if not held:
+                sched.real_work.hold_started = (sched.clock.monotonic(), still or "")
+            _note(sched, what=still or "", held=held, gave_up=still is not None)
+        return None
+    started = real_monotonic()
+    if not held:
+        sched.real_work.hold_started = (sched.clock.monotonic(), what)
+    _real_sleep(_PAUSE)
+    slept = real_monotonic() - started
+    sched.clock.advance_to(min(due, sched.clock.monotonic() + slept))
+    total = held + slept
+    if total >= sched.block_grace:
+        _note(sched, what=what, held=total, gave_up=True)
+    return total
+
+
+def held_until_ready(sched: ThreadScheduler, held: float) -> None:
+    """A flow thread became runnable during a hold: the hold ends, noted."""
+    if held:
+        _note(sched, what="", held=held, gave_up=False)
+
+
+def _note(sched: ThreadScheduler, *, what: str, held: float, gave_up: bool) -> None:
+    from pytest_flows._internal.errors import FlowsWarning
+
+    state = sched.real_work
+    at, first = state.hold_started
+    done = Hold(at=at, real_seconds=held, what=first or what, gave_up=gave_up)
+    state.held.append(done)
+    if state.on_hold is not None:
+        state.on_hold(done)
+    kind = first.split(" (")[0]
+    if gave_up and kind not in state.warned:
+        state.warned.add(kind)
+        warnings.warn(
+            FlowsWarning(
+                f"virtual time waited {sched.block_grace:g} real seconds for {first}, outside "
+                "the scheduler, then moved on without it: a flow thread waiting for it may "
+                "time out where the real runtime would not. Raise the grace with "
+                "@pytest.mark.flows(block_grace=...), or build the thread or pool during "
+                "the test (it is then managed)."
+            ),
+            stacklevel=2,
+        )
+
+
+def note_read() -> None:
+    """A virtual clock was read on this thread: count it towards a preemption."""
+    me = current()
+    if me is None:
+        return
+    sched = me.sched
+    state = sched.real_work
+    mark = (sched.switches, sched.clock.monotonic_ns())
+    if mark != state.spin_mark:  # the baton changed hands or the clock moved: progress
+        state.spin_mark = mark
+        state.spin_reads = 0
+        state.spin_alone = 0.0
+        return
+    state.spin_reads += 1
+    if state.spin_reads >= SPIN_READS and not sched.aborted and sched.chooser is None:
+        state.spin_reads = 0
+        _preempt(sched, me)
+        # the clock this preemption moved is no progress of anyone else's
+        state.spin_mark = (sched.switches, sched.clock.monotonic_ns())
+
+
+def _preempt(sched: ThreadScheduler, me: Participant) -> None:
+    """``me`` ran :data:`SPIN_READS` clock reads with nothing changing: it yields."""
+    if sched.has_ready(me):
+        # Its quantum is used up: as an OS would, the others ready go first (under a
+        # seed the spinner's priority drops below theirs, by a seeded draw).
+        sched.spent_quantum(me)
+        sched.switch(me, why="yield")
+        return
+    # Alone: real time passes for a real spinning thread; so does virtual time.
+    clock = sched.clock
+    due = sched.next_deadline()
+    if due is not None or in_flight(sched.block_grace) is not None or sched.has_outside():
+        target = clock.monotonic() + SPIN_QUANTUM
+        clock.advance_to(target if due is None else min(due, target))
+        sched.real_work.spin_alone = 0.0
+        sched.switch(me, why="yield")
+        return
+    state = sched.real_work
+    state.spin_alone += SPIN_QUANTUM
+    clock.advance(SPIN_QUANTUM)
+    if state.spin_alone >= state.spin_limit:
+        state.spin_alone = 0.0
+        sched.spinning(me, spinning_method(sys._getframe(2)), state.spin_limit)
+
+
+def spinning_method(frame: object) -> str:
+    """The innermost frame of the user's code on the spinning thread's stack."""
+    for entry in reversed(traceback.extract_stack(frame)):  # type: ignore[arg-type]
+        path = entry.filename.replace(os.sep, "/")
+        if "/pytest_flows/" in path or "/freezegun/" in path or path.endswith("/time.py"):
+            continue
+        return f"{entry.name} ({entry.filename}:{entry.lineno})"
+    return "an unknown method"

@@ -1,0 +1,160 @@
+"""Sleep sets (Godefroid): the threads whose turn at a choice point is already covered.
+
+Dynamic partial-order reduction alone (:mod:`~pytest_flows._internal.exploration.explore`) tries
+the later step of each race first somewhere earlier, but it does not remember which
+orders it already covered: after running ``a`` then ``b`` at a choice point, a branch
+that starts with ``b`` reaches ``a``'s independent step again and tries it again,
+though ``b a`` is ``a b`` up to commuting. Three listeners doing read-sleep-write on one
+field took over 1,500 schedules that way (90 orders of their six accesses).
+
+A sleep set holds, at each choice point of a run, the threads whose next step was
+already explored from an earlier point with nothing dependent run since: those threads
+are not chosen there (past the schedule's prefix the chooser takes the first option
+awake; the search does not backtrack to a sleeping one). A thread leaves the sleep set
+when it runs, when a step dependent on its next step runs, when it stops being an
+option, and when the virtual clock moves if its next step reads the clock (a wait's
+deadline, ``time.monotonic()``: the same step later is not the same step). The event
+loop and the clock option never sleep: what the loop runs next depends on which of its
+tasks were woken, not on accesses. A step that takes a job off a pool's queue writes
+``pool:jobs`` (two idle workers compete for one job); a step that ends a job whose
+result wakes a loop's task writes ``loop:posts``, which the loop's own steps read (task
+0, its turns: a turn runs what was posted before it); and a thread's next step includes
+the sync objects of its previous step (a blocked acquire records its access before it
+waits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+__all__ = ["CLOCK", "JOBS", "POSTS", "SleepSets", "Summary", "dependent", "overlap"]
+
+#: The key a step that takes a job off a pool's queue writes (for sleep sets only).
+JOBS = "pool:jobs"
+
+#: The key a pool thread's step writes when its job ends and wakes a task of an event
+#: loop (for sleep sets only): what the loop's next turn runs depends on it.
+POSTS = "loop:posts"
+
+#: The key a step that reads the virtual clock reads, and a move of the clock (a step of
+#: thread 0) writes: exploration.py orders the two within the hold-back window.
+CLOCK = "time:clock"
+
+#: The key prefix of the crewAI adapter's "last write wins" records (participants.LAST_WRITE).
+_LAST_WRITE = "flow:last="
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What a thread's step at a choice point read and wrote (keys only)."""
+
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+
+#: The key prefix of an access that orders but never conflicts: a read of an ``after:``
+#: key happens after the writes of it that ran before, in every order (the adapter says
+#: so only where that holds), so the two are never reversed and commute for sleep sets.
+AFTER = "after:"
+
+
+def overlap(these: Iterable[str], those: Iterable[str]) -> bool:
+    """Whether a key of one touches a key of the other: the same, or one inside the
+    other (``state.cfg`` holds ``state.cfg.retries``). ``after:`` keys never do."""
+    for x in these:
+        if x.startswith(AFTER):
+            continue
+        for y in those:
+            if x.startswith(_LAST_WRITE) and y.startswith(_LAST_WRITE):
+                if x != y:  # the last of two writes wins: equal values commute
+                    return True
+            elif x == y or x.startswith(y + ".") or y.startswith(x + "."):
+                return True
+    return False
+
+
+def dependent(
+    a_reads: Iterable[str], a_writes: Iterable[str], b_reads: Iterable[str], b_writes: Iterable[str]
+) -> bool:
+    """Whether two steps do not commute: one writes what the other reads or writes."""
+    a_writes, b_writes = list(a_writes), list(b_writes)
+    return overlap(a_writes, [*b_reads, *b_writes]) or overlap(b_writes, a_reads)
+
+
+class SleepSets:
+    """One run's sleep sets, driven by the
+    :class:`~pytest_flows._internal.runtime.schedule.Chooser`.
+
+    ``plan[k]`` lists the options explored at choice point ``k`` of the prefix before
+    the one this run takes there, each with its step's :class:`Summary`: they fall
+    asleep in this run's branch.
+    """
+
+    def __init__(self, plan: list[list[tuple[int, Summary]]]) -> None:
+        self.plan = plan
+        #: The option indices asleep at each choice point of the run.
+        self.asleep: list[frozenset[int]] = []
+        self._sleeping: dict[int, Summary] = {}
+        self._checked = 0  # the steps already checked against the sleeping threads
+        self._now: float | None = None
+        self._job = False
+
+    def ran(self, thread: int) -> None:
+        """``thread`` got the baton: its next step is running."""
+        self._sleeping.pop(thread, None)
+
+    def job_taken(self) -> None:
+        self._job = True
+
+    def settle(
+        self,
+        steps: Sequence[object],
+        options: tuple[int, ...],
+        now: float | None,
+        loops: set[int] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
+        """Wake the threads that ran, that a dependent step disturbed, that are no longer
+        options, or all of them if the clock moved, since the last choice point."""
+        if now is not None and self._now is not None and now != self._now:
+            for seq, summary in list(self._sleeping.items()):
+                if CLOCK in summary.reads:
+                    del self._sleeping[seq]
+        self._now = now
+        fresh = steps[self._checked :]
+        self._checked = len(steps)
+        for step in fresh:
+            thread = getattr(step, "thread", -1)
+            self._sleeping.pop(thread, None)
+            reads, writes = getattr(step, "reads", {}), getattr(step, "writes", {})
+            if thread in loops and getattr(step, "task", 0) == 0:
+                # A turn of the loop takes in what jobs that ended posted (its tasks' steps
+                # run within a turn whose callbacks were counted when it began).
+                reads = {**reads, POSTS: ""}
+            for seq, summary in list(self._sleeping.items()):
+                if dependent(summary.reads, summary.writes, reads, writes):
+                    del self._sleeping[seq]
+        if self._job:
+            self._job = False
+            for seq, summary in list(self._sleeping.items()):
+                if JOBS in summary.writes:
+                    del self._sleeping[seq]
+        for seq in [s for s in self._sleeping if s not in options]:
+            del self._sleeping[seq]
+
+    def choose(self, at: int, options: tuple[int, ...], index: int | None, loops: set[int]) -> int:
+        """The index taken at choice point ``at``: ``index`` (the prefix's), or past the
+        prefix the first option awake (the first, if all sleep)."""
+        asleep = frozenset(i for i, seq in enumerate(options) if seq in self._sleeping)
+        self.asleep.append(asleep)
+        if index is None:
+            index = next((i for i in range(len(options)) if i not in asleep), 0)
+        if at < len(self.plan):
+            for explored, summary in self.plan[at]:
+                if explored == index or explored >= len(options):
+                    continue
+                seq = options[explored]
+                if seq != 0 and seq not in loops:
+                    self._sleeping[seq] = summary
+        self._sleeping.pop(options[index], None)
+        return index
