@@ -1,0 +1,59 @@
+"""The look at threads outside the scheduler (real_work.py) before the clock jumps: each
+outside thread's /proc stat file is kept open and read again, never opened per look,
+and closed once the thread is gone."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import pytest
+
+from pytest_flows._internal.runtime import real_work
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="/proc is Linux's: elsewhere there is no look"
+)
+
+
+def _open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _kept(thread: threading.Thread) -> bool:
+    return any(native == thread.native_id for _, native in real_work._stat_files)
+
+
+def test_an_outside_thread_is_read_again_from_one_open_file_and_forgotten_when_gone() -> None:
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait, name="outside-waiter")
+    waiter.start()
+    try:
+        # blocked on an event: asleep to the OS, so not work in flight
+        assert real_work._running_thread({}) is None
+        assert _kept(waiter)
+        files = _open_files()
+        for _ in range(20):
+            assert real_work._running_thread({}) is None
+        assert _open_files() == files  # read again, not opened again
+    finally:
+        stop.set()
+        waiter.join()
+    real_work._running_thread({})
+    assert not _kept(waiter)  # its file is closed with it
+
+
+def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() -> None:
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait)
+    waiter.start()
+    native = waiter.native_id
+    assert native is not None
+    assert real_work._task_stat(native) is not None
+    files = _open_files()
+    stop.set()
+    waiter.join()
+    assert real_work._task_stat(native) is None  # the task is gone from /proc
+    assert _open_files() == files - 1
+    assert not _kept(waiter)
