@@ -43,7 +43,14 @@ from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.state.codec import FieldChange, differences
 from pytest_flows._internal.state.property_runs import Outcome
 from pytest_flows._internal.state.store import FlowStore
-from pytest_flows._internal.state.store_records import SimulatedCrash, StoreBackend
+from pytest_flows._internal.state.store_records import (
+    CheckpointRecord,
+    CrashPoint,
+    SimulatedCrash,
+    StateSave,
+    StoreBackend,
+    StoreCorruptedError,
+)
 from pytest_flows._internal.trace import TraceEvent
 from pytest_flows._internal.trace import render_value as render_value
 
@@ -56,6 +63,8 @@ __all__ = [
     "AdapterSpec",
     "Binding",
     "Branch",
+    "CheckpointRecord",
+    "CrashPoint",
     "FakeCrews",
     "FakeTools",
     "FieldChange",
@@ -78,7 +87,9 @@ __all__ = [
     "ScriptedHuman",
     "Seam",
     "SimulatedCrash",
+    "StateSave",
     "StoreBackend",
+    "StoreCorruptedError",
     "TraceEvent",
     "UnscriptedRequest",
     "check_offered",

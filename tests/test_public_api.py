@@ -30,6 +30,7 @@ PUBLIC_MODULES = {
     "pytest_flows",
     "pytest_flows.crewai",
     "pytest_flows.agent_framework",
+    "pytest_flows.langgraph",
     "pytest_flows.conformance",
     # The flight recorder: importable in production (docs/recorder.md).
     "pytest_flows.recorder",

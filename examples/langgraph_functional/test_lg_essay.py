@@ -13,7 +13,9 @@ def test_the_essay_is_written_and_published(flows, human):
     run = flows.run(essay_writer, "tests")
 
     assert run.values == {
-        "essay": "Tests: why - a paragraph.\nTests: how - a paragraph.\nTests: what next - a paragraph.",
+        "essay": (
+            "Tests: why - a paragraph.\nTests: how - a paragraph.\nTests: what next - a paragraph."
+        ),
         "published": True,
     }
     # the task calls sit under the entrypoint's task, in call order

@@ -14,8 +14,41 @@ Importing this package imports ``langgraph``; ``import pytest_flows`` does not.
 # half-imported.
 import langgraph  # noqa: F401
 
+from pytest_flows.langgraph._checkpoints import FlowsCheckpointSaver
 from pytest_flows.langgraph._human import Interrupts, interrupts
+from pytest_flows.langgraph._persistence import assert_round_trip, checkpoint_saver
+from pytest_flows.langgraph._properties import (
+    UPSTREAM_BUGS,
+    GraphCase,
+    ThreadRun,
+    assert_crash_resume,
+    assert_fork_isolated,
+    assert_time_travel,
+    check_crash_resume,
+    check_fork_isolation,
+    check_time_travel,
+    crash_points,
+)
 from pytest_flows.langgraph._run import GraphRun, PendingInterrupt
 from pytest_flows.langgraph._seams import check_patch_points
 
-__all__ = ["GraphRun", "Interrupts", "PendingInterrupt", "check_patch_points", "interrupts"]
+__all__ = [
+    "UPSTREAM_BUGS",
+    "FlowsCheckpointSaver",
+    "GraphCase",
+    "GraphRun",
+    "Interrupts",
+    "PendingInterrupt",
+    "ThreadRun",
+    "assert_crash_resume",
+    "assert_fork_isolated",
+    "assert_round_trip",
+    "assert_time_travel",
+    "check_crash_resume",
+    "check_fork_isolation",
+    "check_patch_points",
+    "check_time_travel",
+    "checkpoint_saver",
+    "crash_points",
+    "interrupts",
+]

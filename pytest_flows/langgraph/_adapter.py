@@ -43,6 +43,7 @@ from pytest_flows.langgraph._tracing import GraphWatch, Handler, current_handler
 if TYPE_CHECKING:
     from pytest_flows.adapters import (
         FakeTools,
+        FlowGraph,
         FlowsSession,
         FlowStore,
         LLMScript,
@@ -109,19 +110,20 @@ class LangGraphAdapter(AdapterBase):
             self._fakes.pop(session, None)
 
     # -- the fakes ----------------------------------------------------------------
+    # The model, tool and store parts live in modules of their own (_llm, _tools,
+    # _persistence); until they are there, the fixtures bind nothing for LangGraph.
     def bind_llm(self, session: FlowsSession, fake: LLMScript) -> Binding:
-        from pytest_flows.langgraph._llm import bind_llm  # type: ignore[import-not-found,unused-ignore]
-
-        return bind_llm(session, fake)  # type: ignore[no-any-return,unused-ignore]
+        bind = _part("_llm", "bind_llm")
+        return None if bind is None else bind(session, fake)
 
     def bind_tools(self, session: FlowsSession, fake: FakeTools) -> Binding:
-        from pytest_flows.langgraph._tools import bind_tools  # type: ignore[import-not-found,unused-ignore]
-
-        return bind_tools(session, fake)  # type: ignore[no-any-return,unused-ignore]
+        bind = _part("_tools", "bind_tools")
+        return None if bind is None else bind(session, fake)
 
     def bind_store(self, session: FlowsSession, store: FlowStore) -> Binding:
-        from pytest_flows.langgraph._persistence import store_saver  # type: ignore[import-not-found,unused-ignore]
-
+        store_saver = _part("_persistence", "store_saver")
+        if store_saver is None:
+            return None
         return replaced(self.fakes(session), "checkpointer", store_saver(store, session))
 
     def bind_human(self, session: FlowsSession, fake: ScriptedHuman) -> Binding:
@@ -148,6 +150,11 @@ class LangGraphAdapter(AdapterBase):
         return session.run(
             paused.flow, Command(resume=feedback), config=paused.config, raise_on_error=False
         )
+
+    def graph(self, flow: Any) -> FlowGraph:
+        from pytest_flows.langgraph._graph import coverage_graph
+
+        return coverage_graph(flow)
 
     def seams(self) -> Sequence[object]:
         from pytest_flows.langgraph._seams import SEAMS
@@ -176,7 +183,11 @@ class LangGraphAdapter(AdapterBase):
             return target.compile(checkpointer=self.checkpointer(session))
         if target.checkpointer is False:
             return target  # persistence switched off on purpose: runs as it would
-        return target.copy(update={"checkpointer": self.checkpointer(session)})
+        saver = self.checkpointer(session)
+        serving = getattr(saver, "serving", None)  # flow_store's: with the graph's serializer
+        if callable(serving):
+            saver = serving(target.checkpointer)
+        return target.copy(update={"checkpointer": saver})
 
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -336,6 +347,20 @@ def _finish(graph: Any, run: GraphRun, watch: GraphWatch, sink: Any) -> None:
         pending=run.pending,
         thread_id=run.thread_id,
     )
+
+
+def _part(module: str, name: str) -> Any:
+    """``name`` from the adapter's module ``module``, or None if that part is absent."""
+    import importlib
+
+    qualified = f"{__package__}.{module}"
+    try:
+        found = importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:
+            raise
+        return None
+    return getattr(found, name)
 
 
 def _thread_config(config: Mapping[str, Any]) -> dict[str, Any]:

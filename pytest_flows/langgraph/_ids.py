@@ -48,7 +48,7 @@ def deterministic_ids(seed_text: str) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         for n, target in enumerate(_RANDOM_USERS):
             rng = random.Random(f"pytest-flows-langgraph:{seed_text}:{n}")
-            stack.enter_context(SEAMS[target].replace(rng))
+            stack.enter_context(SEAMS[target].replace(_SeededRandom(rng)))
         # The guard only grows: left as an earlier test (or real time) set it, the
         # ids of this test would depend on what ran before it.
         stack.enter_context(SEAMS[f"{ID_MODULE}:_last_v6_timestamp"].replace(None))
@@ -58,6 +58,27 @@ def deterministic_ids(seed_text: str) -> Iterator[None]:
             owner, name = seam.owner_and_name
             stack.enter_context(seam.replace(ticking.subclass(getattr(owner, name))))
         yield
+
+
+#: ``random``'s module functions as imported (a test's ``patch("random.uniform")``
+#: replaces the module attribute, not these).
+_ORIGINAL = {name: getattr(random, name) for name in ("random", "uniform", "getrandbits")}
+
+
+class _SeededRandom:
+    """Stands for the ``random`` module in a LangGraph module: its functions draw from a
+    seeded ``random.Random``, unless the test patched that function of ``random`` itself
+    (``patch("random.uniform", ...)``, as LangGraph's own retry tests do): then the
+    patch answers, as it would without the harness."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def __getattr__(self, name: str) -> Any:
+        current = getattr(random, name)
+        if name in _ORIGINAL and current is _ORIGINAL[name]:
+            return getattr(self._rng, name)
+        return current
 
 
 class _Ticking:

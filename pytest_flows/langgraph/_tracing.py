@@ -456,6 +456,32 @@ class Handler(BaseCallbackHandler):
     def __init__(self, watch: GraphWatch) -> None:
         self.watch = watch
 
+    # Only chain runs make the trace (graphs, tasks, routers): the model, tool and
+    # retriever events are not dispatched to this handler at all.
+    @property
+    def ignore_llm(self) -> bool:
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        return True
+
     def on_chain_start(
         self,
         serialized: dict[str, Any] | None,

@@ -109,3 +109,26 @@ def test_command_resume_by_id_answers_one_of_several(flows):
         config=run.config,
     )
     assert partly.status == "interrupted" and len(partly.pending) == 1
+
+
+def test_an_interrupt_inside_a_subgraph_is_answered(flows, human):
+    def ask_inside(state):
+        return {"notes": [f"inner={interrupt('inside?')}"]}
+
+    inner = StateGraph(lg_graphs.Notes)
+    inner.add_node("ask_inside", ask_inside)
+    inner.add_edge(START, "ask_inside")
+    outer = StateGraph(lg_graphs.Notes)
+    outer.add_node("sub", inner.compile())
+    outer.add_edge(START, "sub")
+    outer.add_edge("sub", END)
+    human.answer("deep")
+
+    run = flows.run(outer, {"notes": []})
+
+    assert run.status == "finished"
+    assert run.values["notes"] == ["inner=deep"]
+    assert human.requests[0].caller["method"] == "sub"  # the parent's node that waits
+    lines = run.trace.lines()
+    assert "  interrupt ask_inside id=i1 value='inside?'" in lines
+    assert "graph resumed LangGraph answers=[i1]" in lines

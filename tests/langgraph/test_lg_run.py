@@ -209,3 +209,10 @@ def test_importing_the_plugin_imports_no_langgraph():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_fixture_binds_with_langgraph_imported(flows, fake_llm, fake_tools, flow_store):
+    # (the model, tool and store parts load lazily: a test of another framework that
+    # requests these fixtures must not fail because langgraph is imported in the process)
+    run = flows.run(lg_graphs.parallel_builder(2), {"notes": []})
+    assert run.status == "finished"

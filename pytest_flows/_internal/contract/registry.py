@@ -151,7 +151,9 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
         framework="langgraph",
         module="pytest_flows.langgraph._adapter",
         extra="langgraph",
-        describe="a LangGraph graph (a compiled StateGraph, a StateGraph builder or an @entrypoint)",
+        describe=(
+            "a LangGraph graph (a compiled StateGraph, a StateGraph builder or an @entrypoint)"
+        ),
         # LangSmith tracing would send every run over the network.
         environment={"LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"},
         supported="langgraph>=1.2.11,<1.3",
