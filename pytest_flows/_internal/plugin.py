@@ -389,7 +389,16 @@ def _session_for(item: pytest.Item) -> FlowsSession:
             grace = float(str(config.getini("flows_block_grace")).strip())
         except ValueError:
             grace = config.getini("flows_block_grace")
+    from pytest_flows._internal.runtime.liveness import check_block_grace
+    from pytest_flows._internal.runtime.real_work import check_spin_limit
+
+    spin: Any = settings.get("spin_limit")
     try:
+        # Checked here, so the error names the marker or ini option the value came from.
+        if grace is not None:
+            grace = check_block_grace(grace, where)
+        if spin is not None:
+            spin = check_spin_limit(spin, "@pytest.mark.flows(spin_limit=...)")
         session = FlowsSession(
             seed=seed,
             test_id=item.nodeid,
@@ -397,12 +406,10 @@ def _session_for(item: pytest.Item) -> FlowsSession:
             allow_hosts=hosts,
             budget=settings.get("budget"),
             block_grace=grace,
-            spin_limit=settings.get("spin_limit"),
+            spin_limit=spin,
         )
     except FlowsUsageError as exc:
-        text = str(exc).replace("FlowsSession(block_grace=...)", where)
-        text = text.replace("FlowsSession(spin_limit=...)", "@pytest.mark.flows(spin_limit=...)")
-        raise pytest.UsageError(f"{item.nodeid}: {text}") from None
+        raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
     _explore_settings(item, settings, session)
     return session
 

@@ -115,7 +115,7 @@ def plain_name(text: str) -> str:
 
 
 # (cached: a record or cassette asks about the same few field names again and again)
-_plain = functools.lru_cache(maxsize=4096)(plain_name)
+_plain_name_cached = functools.lru_cache(maxsize=4096)(plain_name)
 
 
 def is_secret_field_name(name: str, *, in_response: bool = False) -> bool:
@@ -124,7 +124,7 @@ def is_secret_field_name(name: str, *, in_response: bool = False) -> bool:
     Case and separators do not count: ``client_secret``, ``Client-Secret`` and
     ``clientSecret`` are the same name.
     """
-    plain = _plain(name)
+    plain = _plain_name_cached(name)
     if in_response and plain in AMBIGUOUS_FIELDS:
         return False
     return plain in SECRET_FIELDS or plain.endswith(SECRET_FIELD_ENDINGS)

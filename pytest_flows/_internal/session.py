@@ -14,7 +14,7 @@ import datetime as _dt
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.contract.adapters import (
     BIND_KINDS,
@@ -43,6 +43,9 @@ from pytest_flows._internal.runtime.real_work import Hold, check_spin_limit
 from pytest_flows._internal.runtime.thread_context import threads_inherit_context
 from pytest_flows._internal.stash import SESSION_KEY
 from pytest_flows._internal.trace import Trace, TraceEvent
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.fakes.human_script import ScriptedHuman
 
 __all__ = ["SESSION_KEY", "FlowsSession", "session_of"]
 
@@ -250,6 +253,14 @@ class FlowsSession:
             f"{kinds}. Pass the flow class or an instance of it, e.g. flows.run(MyFlow, "
             "inputs={...})."
         )
+
+    def _resume_human(
+        self, human: ScriptedHuman, paused: Any, feedback: str, outcome: str | None
+    ) -> FlowRun:
+        """``human.resume(paused, feedback, outcome=...)``: the adapter of the paused
+        run's flow (``paused`` is the paused ``FlowRun`` or the paused flow) resumes it."""
+        target = paused.flow if isinstance(paused, FlowRun) else paused
+        return self.adapter_for(target).resume_human(self, human, paused, feedback, outcome)
 
     async def arun(
         self,

@@ -79,10 +79,10 @@ def normalized(value: Any, normalizer: Normalizer | None = None) -> Any:
     several values consistently. Use it to snapshot any other data:
     ``assert normalized(record.payload) == snapshot``.
     """
-    return _plain(value, normalizer or Normalizer())
+    return _as_data(value, normalizer or Normalizer())
 
 
-def _plain(value: Any, normalizer: Normalizer, seen: frozenset[int] = frozenset()) -> Any:
+def _as_data(value: Any, normalizer: Normalizer, seen: frozenset[int] = frozenset()) -> Any:
     unwrap = getattr(value, "_unwrap", None)  # crewai's state proxy
     if callable(unwrap) and not isinstance(value, type):
         value = unwrap()
@@ -105,16 +105,16 @@ def _plain(value: Any, normalizer: Normalizer, seen: frozenset[int] = frozenset(
         # Keys in their natural order first: first-seen id numbering must not
         # depend on insertion order either.
         items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
-        return {normalizer.text(k): _plain(v, normalizer, seen) for k, v in items}
+        return {normalizer.text(k): _as_data(v, normalizer, seen) for k, v in items}
     if isinstance(value, set | frozenset):
-        plain = [_plain(v, Normalizer(), seen) for v in value]
+        plain = [_as_data(v, Normalizer(), seen) for v in value]
         order = sorted(range(len(plain)), key=lambda i: _json(plain[i]))
         items = list(value)
-        return [_plain(items[i], normalizer, seen) for i in order]
+        return [_as_data(items[i], normalizer, seen) for i in order]
     if isinstance(value, list | tuple):
-        return [_plain(v, normalizer, seen) for v in value]
+        return [_as_data(v, normalizer, seen) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain(
+        return _as_data(
             {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, normalizer, seen
         )
     try:
@@ -122,7 +122,7 @@ def _plain(value: Any, normalizer: Normalizer, seen: frozenset[int] = frozenset(
     except Exception:
         jsonable = None
     if isinstance(jsonable, str | int | float | bool):
-        return _plain(jsonable, normalizer, seen)
+        return _as_data(jsonable, normalizer, seen)
     # Plain objects as Type(field=...), never with their memory address.
     return normalizer.text(stable_repr(value, seen))
 
@@ -133,7 +133,7 @@ def _json(value: Any) -> str:
 
 def _field_lines(value: Any, normalizer: Normalizer) -> list[str]:
     """One ``key: <json>`` line per top-level field (sorted), or the JSON of a non-mapping."""
-    plain = _plain(value, normalizer)
+    plain = _as_data(value, normalizer)
     if isinstance(plain, dict):
         if not plain:
             return ["(empty)"]
@@ -263,7 +263,7 @@ def _run_block(run: FlowRun, normalizer: Normalizer) -> _Block:
     if run.error is not None:
         block.body.append(f"error: {_error_text(run.error, normalizer)}")
     else:
-        block.body.append(f"output: {_json(_plain(run.output, normalizer))}")
+        block.body.append(f"output: {_json(_as_data(run.output, normalizer))}")
     block.body.append(_fields_block("state:", run.state, normalizer))
     block.body.append(_trace_block(run.trace, "trace:"))
     return block
@@ -366,7 +366,7 @@ class CheckpointRoundTrip:
         if self.restored_error is not None:
             block.body.append(f"error: {_error_text(self.restored_error, normalizer)}")
         else:
-            block.body.append(f"output: {_json(_plain(self.restored_output, normalizer))}")
+            block.body.append(f"output: {_json(_as_data(self.restored_output, normalizer))}")
         final = _sorted_sets(self.restored_state, self.set_fields)
         block.body.append(_fields_block("final state:", final, normalizer))
         same = [

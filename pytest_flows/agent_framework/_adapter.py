@@ -18,10 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import AgentExecutor, Workflow, WorkflowBuilder, WorkflowRunState
 
-from pytest_flows._internal.contract.adapters import AdapterBase, Binding, declared_seams
-from pytest_flows._internal.contract.seams import replaced
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows.adapters import FlowRun
+from pytest_flows.adapters import (
+    AdapterBase,
+    Binding,
+    FlowRun,
+    FlowsUsageError,
+    declared_seams,
+    replaced,
+)
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import (
     CheckpointSaveError,
@@ -37,9 +41,15 @@ from pytest_flows.agent_framework._tracing import (
 )
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.fakes.human_script import ScriptedHuman
-    from pytest_flows._internal.fakes.llm_script import LLMScript
-    from pytest_flows.adapters import FakeTools, FlowGraph, FlowsSession, FlowStore, GoldenAdapter
+    from pytest_flows.adapters import (
+        FakeTools,
+        FlowGraph,
+        FlowsSession,
+        FlowStore,
+        GoldenAdapter,
+        LLMScript,
+        ScriptedHuman,
+    )
 
 __all__ = ["ADAPTER", "AgentFrameworkAdapter", "OutputRecord", "PendingRequest", "WorkflowRun"]
 

@@ -39,7 +39,7 @@ from agent_framework import (
     WorkflowCheckpointException,
 )
 
-from pytest_flows._internal.errors import FlowsError, FlowsUsageError
+from pytest_flows.adapters import FlowsError, FlowsUsageError
 from pytest_flows.agent_framework._patches import (
     allowed_types_of,
     decode_checkpoint_value,
@@ -493,7 +493,7 @@ class FlowsCheckpointStorage:
 
         Raises :class:`CheckpointRefusedError` if the file storage would refuse it.
         """
-        from pytest_flows._internal.state.codec import differences
+        from pytest_flows.adapters import differences
 
         try:
             encoded = json.dumps(encode_checkpoint_value(value), ensure_ascii=False)

@@ -26,19 +26,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 from agent_framework import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint
 
-from pytest_flows._internal.contract.adapters import bind_fake
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.fakes.human_script import ScriptedHuman
-from pytest_flows._internal.trace import render_value
-from pytest_flows.adapters import GoldenBreak
+from pytest_flows.adapters import (
+    FlowsUsageError,
+    GoldenBreak,
+    ScriptedHuman,
+    bind_fake,
+    render_value,
+)
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 from pytest_flows.agent_framework._human import requests
 from pytest_flows.agent_framework._pickle_types import pickled_type_keys
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.golden.replay import Scripted
-    from pytest_flows.adapters import FlowRun, FlowsSession
+    from pytest_flows.adapters import FlowRun, FlowsSession, Scripted
 
 __all__ = ["ADAPTER", "FRAMEWORK_FIELDS", "AgentFrameworkGolden", "graph_lines"]
 

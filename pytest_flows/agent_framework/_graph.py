@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_flows._internal.coverage import notes
-from pytest_flows.adapters import FlowGraph, Item, Link, Node
+from pytest_flows.adapters import FlowGraph, Item, Link, Node, note_graph
 from pytest_flows.agent_framework._llm import current_workflow
 
 __all__ = ["note_started", "workflow_graph"]
@@ -22,7 +21,7 @@ def note_started(name: str) -> None:
     """Tell coverage (if on) which workflow the ``workflow started`` event is about."""
     workflow = current_workflow.get()
     if workflow is not None:
-        notes.note("agent_framework", name, lambda: workflow_graph(workflow))
+        note_graph("agent_framework", name, lambda: workflow_graph(workflow))
 
 
 def _conditions(group: Any) -> dict[str, str]:

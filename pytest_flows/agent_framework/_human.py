@@ -36,17 +36,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pytest_flows._internal.durations import check_duration
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.fakes.human_script import PAUSE as _PAUSE
-from pytest_flows._internal.fakes.human_script import is_pause, occurrence
-from pytest_flows._internal.fakes.script import (
+from pytest_flows.adapters import PAUSE as _PAUSE
+from pytest_flows.adapters import (
+    FlowsUsageError,
     Match,
     Request,
     ScriptError,
     ScriptReplyError,
     Times,
     UnscriptedRequest,
+    check_duration,
+    is_pause,
+    occurrence,
     short,
 )
 from pytest_flows.agent_framework._tracing import render

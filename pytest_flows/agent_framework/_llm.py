@@ -45,9 +45,7 @@ from agent_framework import (
 )
 from pydantic import BaseModel
 
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.fakes import usage
-from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import FlowsUsageError, note_usage, render_value
 from pytest_flows.agent_framework import _patches as patches
 
 __all__ = [
@@ -150,7 +148,7 @@ def _caller(client: Any) -> dict[str, Any]:
 
 
 def _request(client: Any, messages: Sequence[Message], options: Mapping[str, Any]) -> Any:
-    from pytest_flows._internal.fakes.script import Request
+    from pytest_flows.adapters import Request
 
     users = [m for m in messages if getattr(m, "role", None) == "user"]
     return Request(
@@ -196,12 +194,12 @@ def answer(
     script = _script_of(fake)
     request = _request(client, messages, options)
     method = str(request.caller.get("method", ""))
-    usage.note(method, llm_calls=1)
+    note_usage(method, llm_calls=1)
     exchange = script.take(request)  # UnscriptedRequest (a BaseException) if none fits
     entry_options = getattr(exchange.entry, "options", {}) or {}
     latency = float(entry_options.get("latency") or 0.0)
     scripted_usage = entry_options.get("usage") or {}
-    usage.note(
+    note_usage(
         method,
         virtual_seconds=latency,
         tokens=int(scripted_usage.get("prompt_tokens", 0))
@@ -278,7 +276,7 @@ def _call_number(request: Any, messages: Sequence[Message]) -> int:
 async def _updates(
     value: Any, number: int, response_format: Any, client: Any
 ) -> AsyncIterator[ChatResponseUpdate]:
-    from pytest_flows._internal.fakes.replies import Stream
+    from pytest_flows.adapters import Stream
 
     model = getattr(client, "model", None)
     message_id = f"msg-{number}"
@@ -323,13 +321,13 @@ async def _updates(
 
 
 def _tool_calls(value: Any) -> list[Any] | None:
-    from pytest_flows._internal.fakes.llm_script import tool_calls_of
+    from pytest_flows.adapters import tool_calls_of
 
     return tool_calls_of(value)
 
 
 def _check_tools(value: Any, exchange: Any) -> None:
-    from pytest_flows._internal.fakes.llm_script import check_offered
+    from pytest_flows.adapters import check_offered
 
     calls = _tool_calls(value)
     if calls is not None:
@@ -337,8 +335,7 @@ def _check_tools(value: Any, exchange: Any) -> None:
 
 
 def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
-    from pytest_flows._internal.fakes.llm_script import tools_summary
-    from pytest_flows._internal.fakes.replies import Stream
+    from pytest_flows.adapters import Stream, tools_summary
 
     calls = _tool_calls(value)
     if calls is not None:
@@ -353,7 +350,7 @@ def _outcome(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _record(request: Any, outcome: tuple[tuple[str, str], ...]) -> None:
-    from pytest_flows._internal.fakes.llm_script import llm_call_event
+    from pytest_flows.adapters import llm_call_event
     from pytest_flows.agent_framework._tracing import active_tracer
 
     tracer = active_tracer.get()

@@ -7,9 +7,13 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.state.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
-from pytest_flows.adapters import Outcome
+from pytest_flows.adapters import (
+    CheckpointRecord,
+    CrashPoint,
+    FlowsUsageError,
+    Outcome,
+    SimulatedCrash,
+)
 from pytest_flows.agent_framework._checkpoints import (
     CheckpointRules,
     FlowsCheckpointStorage,

@@ -20,11 +20,14 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.exploration.seeding import reseeded, runs_by_seed
-from pytest_flows._internal.normal_form import Normalizer
-from pytest_flows._internal.state.codec import differences
-from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import (
+    FlowsUsageError,
+    Normalizer,
+    differences,
+    render_value,
+    reseeded,
+    runs_by_seed,
+)
 from pytest_flows.agent_framework._adapter import WorkflowRun
 from pytest_flows.agent_framework._checkpoints import FlowsCheckpointStorage
 

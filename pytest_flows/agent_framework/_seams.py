@@ -14,7 +14,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from pytest_flows._internal.contract.seams import Registry, Seam, check, framework_versions
+from pytest_flows.adapters import Registry, Seam, framework_versions
+from pytest_flows.adapters import check_seams as check
 
 __all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
 
@@ -311,7 +312,7 @@ def check_patch_points() -> None:
     Covers every declaration above (the flight recorder's too) and the stdlib's
     seams, so one call vets every patch an Agent Framework test or recording gets.
     """
-    from pytest_flows._internal.runtime.stdlib_seams import check_stdlib_seams
+    from pytest_flows.adapters import check_stdlib_seams
 
     installed, supported = framework_versions("agent_framework")
     check(

@@ -17,7 +17,8 @@ from typing import Any
 
 from agent_framework import WorkflowContext
 
-from pytest_flows._internal.runtime.participants import current, record_access
+from pytest_flows.adapters import current_participant as current
+from pytest_flows.adapters import record_access
 
 __all__ = ["recorded_state"]
 

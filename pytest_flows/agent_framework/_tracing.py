@@ -38,8 +38,7 @@ from agent_framework import (
     WorkflowRunState,
 )
 
-from pytest_flows._internal.normal_form import elide
-from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_value
+from pytest_flows.adapters import MAX_VALUE_CHARS, TraceEvent, elide, render_value
 from pytest_flows.agent_framework import _graph as graph
 from pytest_flows.agent_framework import _patches as patches
 from pytest_flows.agent_framework._checkpoints import refusal_from

@@ -7,7 +7,7 @@ flows 0.2.0 made the adapter's own modules private
 once when imported; it goes in 0.4.0 (CHANGELOG.md).
 """
 
-from pytest_flows._internal.deprecation import missing_name, warn_moved
+from pytest_flows.adapters import missing_name, warn_moved
 from pytest_flows.agent_framework import check_patch_points
 
 #: Where each name lives now.

@@ -10,9 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from crewai.flow.flow import Flow
 
-from pytest_flows._internal.contract.adapters import AdapterBase, Binding, declared_seams
-from pytest_flows._internal.errors import FlowsUsageError, NoMethodRanWarning
-from pytest_flows.adapters import FlowRun
+from pytest_flows.adapters import (
+    AdapterBase,
+    Binding,
+    FlowRun,
+    FlowsUsageError,
+    NoMethodRanWarning,
+    declared_seams,
+)
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _patches as patches
@@ -28,10 +33,16 @@ from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._tracing import CrewAITraceRecorder, flow_failed
 
 if TYPE_CHECKING:
-    from pytest_flows._internal.fakes.crew_script import FakeCrews
-    from pytest_flows._internal.fakes.human_script import ScriptedHuman
-    from pytest_flows._internal.fakes.llm_script import LLMScript
-    from pytest_flows.adapters import FakeTools, FlowGraph, FlowsSession, FlowStore, GoldenAdapter
+    from pytest_flows.adapters import (
+        FakeCrews,
+        FakeTools,
+        FlowGraph,
+        FlowsSession,
+        FlowStore,
+        GoldenAdapter,
+        LLMScript,
+        ScriptedHuman,
+    )
 
 __all__ = ["ADAPTER", "CrewAIAdapter"]
 

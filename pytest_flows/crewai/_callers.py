@@ -21,8 +21,7 @@ from crewai.events.types.llm_events import LLMCallCompletedEvent
 from crewai.events.types.tool_usage_events import ToolUsageErrorEvent, ToolUsageFinishedEvent
 from crewai.flow.flow_context import current_flow_method_name, current_flow_name
 
-from pytest_flows._internal.fakes import usage
-from pytest_flows._internal.trace import TraceEvent, render_value
+from pytest_flows.adapters import TraceEvent, note_usage, render_value
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 
@@ -73,7 +72,7 @@ def tool_uses(record: Callable[[TraceEvent], None]) -> Iterator[None]:
     def sink(source: Any, event: Any) -> None:
         if isinstance(event, ToolUsageFinishedEvent | ToolUsageErrorEvent):
             method = (_user_method.get() or ("", "-"))[1]
-            usage.note(method, tool_calls=1, enforce=False)  # crewai's bus would log it away
+            note_usage(method, tool_calls=1, enforce=False)  # crewai's bus would log it away
             fields = [("method", method)]
             if event.agent_role:
                 fields.append(("agent", str(event.agent_role)))
@@ -103,7 +102,7 @@ def llm_uses() -> Iterator[None]:
             int(reported.get("prompt_tokens") or 0) + int(reported.get("completion_tokens") or 0)
         )
         method = (_user_method.get() or ("", "-"))[1]
-        usage.note(method, llm_calls=1, tokens=int(tokens or 0), enforce=False)
+        note_usage(method, llm_calls=1, tokens=int(tokens or 0), enforce=False)
 
     with stream_sink(sink):
         yield

@@ -31,14 +31,14 @@ from crewai.events.types.checkpoint_events import (
 )
 from pydantic_core import to_jsonable_python
 
-from pytest_flows._internal.state.codec import find_unserializable
-from pytest_flows._internal.state.store_records import (
+from pytest_flows.adapters import (
     CheckpointNotFoundError,
+    FlowStore,
     NotACheckpointError,
     decode_stored,
+    find_unserializable,
+    render_value,
 )
-from pytest_flows._internal.trace import render_value
-from pytest_flows.adapters import FlowStore
 from pytest_flows.crewai import _store_patches as store_patches
 
 __all__ = ["CheckpointRouter", "CheckpointTracer", "not_a_checkpoint"]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from crewai.flow.flow import Flow
 
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows.adapters import FlowsUsageError
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai._seams import SEAMS
 from pytest_flows.crewai._transcript import Frame, Transcript, Turn
@@ -52,7 +52,7 @@ except ImportError as missing:  # crewai 1.14.x: conversational flows are experi
         "the conversation fixture drives conversational flows, which need crewai >= 1.15 "
         f"(crewai.flow.conversational); crewai {version('crewai')} is installed"
     ) from missing
-from pytest_flows._internal.fakes.script import code, short
+from pytest_flows.adapters import code, short
 
 if TYPE_CHECKING:
     from pytest_flows.adapters import FlowsSession
@@ -102,7 +102,7 @@ class ChatSession:
 
     def router_fails(self, error: BaseException | None = None) -> ChatSession:
         """The LLM router raises on the next turn (crewai then falls back)."""
-        from pytest_flows._internal.fakes.replies import ProviderError
+        from pytest_flows.adapters import ProviderError
 
         failure = error or ProviderError("router unavailable (scripted)", status_code=503)
         self._owner.llm.on(purpose="router", flow=self.name).reply(failure)

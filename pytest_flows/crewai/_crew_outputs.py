@@ -11,9 +11,14 @@ from crewai.tasks.output_format import OutputFormat
 from crewai.tasks.task_output import TaskOutput
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows._internal.fakes.crew_script import CrewReply, crew_output
-from pytest_flows._internal.fakes.script import Request, ScriptReplyError, short
-from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import (
+    CrewReply,
+    Request,
+    ScriptReplyError,
+    crew_output,
+    render_value,
+    short,
+)
 
 __all__ = ["CrewReply", "crew_output", "to_agent_output", "to_crew_output"]
 

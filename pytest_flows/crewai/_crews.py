@@ -24,14 +24,7 @@ from crewai.agent.core import Agent
 from crewai.crew import Crew
 from crewai.utilities.agent_utils import is_inside_event_loop
 
-from pytest_flows._internal.fakes.crew_script import (
-    RUN_FOR_REAL,
-    CrewReply,
-    CrewRule,
-    FakeCrews,
-    crew_output,
-)
-from pytest_flows._internal.fakes.script import Request
+from pytest_flows.adapters import RUN_FOR_REAL, CrewReply, CrewRule, FakeCrews, Request, crew_output
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._crew_outputs import (
@@ -257,6 +250,6 @@ def install(session: FlowsSession, fake: FakeCrews) -> Iterator[None]:
 
 
 def _usage(message: str) -> Exception:
-    from pytest_flows._internal.errors import FlowsUsageError
+    from pytest_flows.adapters import FlowsUsageError
 
     return FlowsUsageError(message)

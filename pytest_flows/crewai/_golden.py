@@ -24,15 +24,18 @@ import pytest
 from crewai.flow.flow import Flow
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows._internal.fakes.human_script import ScriptedHuman
-from pytest_flows._internal.golden.replay import Scripted, jsonable, owned_class
-from pytest_flows._internal.state.store_records import (
+from pytest_flows.adapters import (
+    FlowStore,
+    GoldenBreak,
     PendingFeedback,
+    Scripted,
+    ScriptedHuman,
     StoreCorruptedError,
     decode_stored,
+    jsonable,
+    owned_class,
+    render_value,
 )
-from pytest_flows._internal.trace import render_value
-from pytest_flows.adapters import FlowStore, GoldenBreak
 from pytest_flows.crewai import _crews as crewai_crews
 from pytest_flows.crewai import _graph as crewai_graph
 from pytest_flows.crewai import _human as crewai_human

@@ -20,8 +20,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from pytest_flows._internal.coverage import notes
-from pytest_flows.adapters import Branch, FlowGraph, Item, Link, Node
+from pytest_flows.adapters import Branch, FlowGraph, Item, Link, Node, note_graph
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._patches import condition_leaves, render_condition
 
@@ -32,7 +31,7 @@ _cache: weakref.WeakKeyDictionary[type, FlowGraph] = weakref.WeakKeyDictionary()
 
 def note_started(flow: Any, name: str) -> None:
     """Tell coverage (if on) which flow class the ``flow started`` event is about."""
-    notes.note("crewai", name, lambda: _graph_of(flow))
+    note_graph("crewai", name, lambda: _graph_of(flow))
 
 
 def flow_graph(cls: type) -> FlowGraph:

@@ -31,17 +31,18 @@ from crewai.flow.async_feedback.types import HumanFeedbackPending, PendingFeedba
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.fakes.human_script import (
+from pytest_flows.adapters import (
     PAUSE,
+    STDLIB_SEAMS,
     TIMEOUT,
     USE_PROVIDER,
+    FlowRun,
+    FlowsUsageError,
     ScriptedHuman,
+    ScriptReplyError,
     entry_label,
+    short,
 )
-from pytest_flows._internal.fakes.script import ScriptReplyError, short
-from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
-from pytest_flows.adapters import FlowRun
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _human_patches as patches
@@ -208,9 +209,7 @@ def console_input(human: ScriptedHuman, prompt: object = "") -> str:
 def _console_input(human: ScriptedHuman) -> Iterator[None]:
     # Flow code calls input() from worker threads too: only a module-wide
     # replacement reaches them. pytest's captured stdin would raise instead.
-    with _stdlib_seams.SEAMS["builtins:input"].replace(
-        lambda prompt="": console_input(human, prompt)
-    ):
+    with STDLIB_SEAMS["builtins:input"].replace(lambda prompt="": console_input(human, prompt)):
         yield
 
 

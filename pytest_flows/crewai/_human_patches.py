@@ -17,7 +17,7 @@ from typing import Any
 
 from crewai.flow.runtime import Flow
 
-from pytest_flows._internal.contract.seams import replaced
+from pytest_flows.adapters import replaced
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS
 

@@ -18,7 +18,7 @@ from crewai.flow.flow import Flow
 from crewai.state.checkpoint_config import CheckpointConfig
 from pydantic import BaseModel
 
-from pytest_flows._internal.errors import FlowsUsageError
+from pytest_flows.adapters import FlowsUsageError
 
 __all__ = ["KICKOFF_PARAMS", "check_kickoff_args", "check_state_inputs", "declared_model"]
 

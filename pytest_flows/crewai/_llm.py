@@ -20,19 +20,23 @@ from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from pydantic import BaseModel, PrivateAttr
 
-from pytest_flows._internal.fakes import usage as run_usage
-from pytest_flows._internal.fakes.llm_script import (
+from pytest_flows.adapters import (
+    DeterministicEventLoop,
+    Exchange,
     LLMScript,
+    Request,
+    ScriptError,
+    Stream,
+    ToolCall,
+    active_scheduler,
     check_offered,
     llm_call_event,
+    note_usage,
+    render_value,
+    sleep_on,
     tool_calls_of,
     tools_summary,
 )
-from pytest_flows._internal.fakes.replies import Stream, ToolCall
-from pytest_flows._internal.fakes.script import Exchange, Request, ScriptError
-from pytest_flows._internal.runtime import loop as _loop
-from pytest_flows._internal.runtime.participants import sleep_on
-from pytest_flows._internal.trace import render_value
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _llm_shapes as shapes
@@ -304,7 +308,7 @@ class _Core:
         if seconds <= 0:
             return
         loop = asyncio.get_running_loop()
-        if isinstance(loop, _loop.DeterministicEventLoop) and _loop.active_scheduler() is not None:
+        if isinstance(loop, DeterministicEventLoop) and active_scheduler() is not None:
             await asyncio.sleep(seconds)  # virtual: other tasks run, time jumps
         else:
             self._advance(seconds)
@@ -377,7 +381,7 @@ class _Core:
         formatted = llm._format_messages(call.messages)
         llm._invoke_before_llm_call_hooks(formatted, call.from_agent)
         request = call.request()
-        run_usage.note(str(request.caller.get("method", "")), llm_calls=1)
+        note_usage(str(request.caller.get("method", "")), llm_calls=1)
         try:
             return self.api.script.take(request)
         except ScriptError as exc:
@@ -514,7 +518,7 @@ class _Core:
             usage.update({k: int(v) for k, v in override.items()})
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         usage.setdefault("successful_requests", 1)
-        run_usage.note(str(exchange.caller.get("method", "")), tokens=usage["total_tokens"])
+        note_usage(str(exchange.caller.get("method", "")), tokens=usage["total_tokens"])
         return usage
 
     def _record(self, call: _Call, request: Request, outcome: tuple[tuple[str, str], ...]) -> None:
@@ -524,7 +528,7 @@ class _Core:
 
 def _latency(exchange: Exchange) -> float:
     seconds = float(exchange.entry.options.get("latency") or 0.0) if exchange.entry else 0.0
-    run_usage.note(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
+    note_usage(str(exchange.caller.get("method", "")), virtual_seconds=seconds)
     return seconds
 
 

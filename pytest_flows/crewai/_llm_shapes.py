@@ -9,10 +9,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_flows._internal.fakes.llm_script import placeholder
-from pytest_flows._internal.fakes.replies import ToolCall
-from pytest_flows._internal.fakes.script import Request, ScriptError, ScriptReplyError
-from pytest_flows._internal.trace import render_value
+from pytest_flows.adapters import (
+    Request,
+    ScriptError,
+    ScriptReplyError,
+    ToolCall,
+    placeholder,
+    render_value,
+)
 
 
 def as_text(value: Any) -> str:

@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from pytest_flows._internal.isolation import in_isolation
-from pytest_flows._internal.runtime.participants import internal_lock
+from pytest_flows.adapters import in_isolation, internal_lock
 from pytest_flows.crewai._seams import SEAMS
 
 __all__ = [
@@ -320,7 +319,7 @@ class FakeEmbedder:
 
     def __init__(self, dimensions: int = 64) -> None:
         if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
-            from pytest_flows._internal.errors import FlowsUsageError
+            from pytest_flows.adapters import FlowsUsageError
 
             raise FlowsUsageError(
                 f"FakeEmbedder(dimensions=...) expects a whole number >= 1, got {dimensions!r}"

@@ -22,17 +22,18 @@ from typing import Any
 from crewai.events.event_bus import crewai_event_bus
 from crewai.flow.runtime import Flow
 
-from pytest_flows._internal.contract.seams import replaced
-from pytest_flows._internal.runtime.foreign_work import foreign_work
-from pytest_flows._internal.runtime.outside_state import overlapping, shared_outside
-from pytest_flows._internal.runtime.participants import (
+from pytest_flows.adapters import (
     LAST_WRITE,
     RESULT_WANTED_BY,
+    foreign_work,
     note_caveat,
+    overlapping,
     record_access,
-    recording,
+    replaced,
+    shared_outside,
     switch_point,
 )
+from pytest_flows.adapters import recording_accesses as recording
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._seams import SEAMS, check_patch_points
 from pytest_flows.crewai._state_access import observed

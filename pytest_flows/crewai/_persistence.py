@@ -31,15 +31,18 @@ from crewai.flow.flow import Flow
 from crewai.flow.persistence.base import FlowPersistence
 from pydantic import BaseModel, Field, ValidationError
 
-from pytest_flows._internal.runtime.loop import Scheduler, active_scheduler
-from pytest_flows._internal.state.codec import FieldChange, differences, find_unserializable
-from pytest_flows._internal.state.store_records import (
+from pytest_flows.adapters import (
+    FieldChange,
+    FlowStore,
     PendingFeedback,
+    Scheduler,
     StateCodecError,
     StateSave,
     StoreCorruptedError,
+    active_scheduler,
+    differences,
+    find_unserializable,
 )
-from pytest_flows.adapters import FlowStore
 from pytest_flows.crewai import _store_patches as patches
 from pytest_flows.crewai._compat import SQLITE_ENCODE_CALL, add_stream_sink, reset_stream_sinks
 

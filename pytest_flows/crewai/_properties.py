@@ -17,9 +17,16 @@ from crewai.events.types.flow_events import FlowStartedEvent
 from crewai.flow.flow import Flow
 from pydantic import BaseModel
 
-from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.state.store_records import CheckpointRecord, CrashPoint, SimulatedCrash
-from pytest_flows.adapters import FlowRun, FlowsSession, FlowStore, Outcome
+from pytest_flows.adapters import (
+    CheckpointRecord,
+    CrashPoint,
+    FlowRun,
+    FlowsSession,
+    FlowStore,
+    FlowsUsageError,
+    Outcome,
+    SimulatedCrash,
+)
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
 from pytest_flows.crewai._persistence import state_id_of

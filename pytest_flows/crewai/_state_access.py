@@ -13,12 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_flows._internal.runtime.participants import (
-    current,
-    record_access,
-    running_task,
-    track_container,
-)
+from pytest_flows.adapters import current_participant as current
+from pytest_flows.adapters import record_access, running_task, track_container
 
 __all__ = ["StateView", "observed", "user_frame"]
 

@@ -20,8 +20,7 @@ from crewai.events.types.flow_events import (
     MethodExecutionStartedEvent,
 )
 
-from pytest_flows._internal.runtime.participants import internal_lock
-from pytest_flows._internal.trace import TraceEvent, render_value
+from pytest_flows.adapters import TraceEvent, internal_lock, render_value
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _graph as graph
 from pytest_flows.crewai import _patches as patches

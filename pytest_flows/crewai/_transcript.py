@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_flows._internal.fakes.script import Exchange
+from pytest_flows.adapters import Exchange
 
 __all__ = ["Frame", "Transcript", "Turn", "route_catalogue"]
 

@@ -6,9 +6,7 @@ made the adapter's own modules private (``pytest_flows.crewai._crews``). It re-e
 the same objects and warns once when imported; it goes in 0.4.0 (CHANGELOG.md).
 """
 
-from pytest_flows import FakeCrews
-from pytest_flows._internal.deprecation import missing_name, warn_moved
-from pytest_flows.adapters import RUN_FOR_REAL
+from pytest_flows.adapters import RUN_FOR_REAL, FakeCrews, missing_name, warn_moved
 from pytest_flows.crewai import crew_output
 
 #: Where each name lives now.

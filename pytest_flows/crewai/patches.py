@@ -5,7 +5,7 @@ made the adapter's own modules private (``pytest_flows.crewai._patches``). It re
 the same objects and warns once when imported; it goes in 0.4.0 (CHANGELOG.md).
 """
 
-from pytest_flows._internal.deprecation import missing_name, warn_moved
+from pytest_flows.adapters import missing_name, warn_moved
 from pytest_flows.crewai import check_patch_points
 
 #: Where each name lives now.

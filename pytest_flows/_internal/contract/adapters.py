@@ -59,6 +59,7 @@ __all__ = [
     "adapter_specs",
     "bind_fake",
     "declared_seams",
+    "framework_versions",
     "imported_adapters",
     "load_adapter",
     "loaded_adapter",
@@ -277,3 +278,18 @@ def loaded_adapter(framework: str) -> Adapter | None:
 
 def imported_adapters() -> list[Adapter]:
     return [a for a in (load_adapter(s) for s in adapter_specs()) if a is not None]
+
+
+def framework_versions(framework: str) -> tuple[str, str]:
+    """``(installed, supported)`` of an adapter's framework (its spec's ``supported``
+    range), for the seam check (:func:`~pytest_flows._internal.contract.seams.check`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    spec = _registry.spec_of(framework)
+    supported = "" if spec is None else spec.supported
+    distribution = supported.split(">")[0].split("<")[0].split("=")[0] or framework
+    try:
+        installed = f"{distribution} {version(distribution)}"
+    except PackageNotFoundError:
+        installed = f"{distribution} (version unknown)"
+    return installed, supported or "any version"

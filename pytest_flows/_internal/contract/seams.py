@@ -29,7 +29,6 @@ __all__ = [
     "Seam",
     "SeamsMoved",
     "check",
-    "framework_versions",
     "problems",
     "replaced",
     "resolve",
@@ -259,19 +258,3 @@ def check(seams: Iterable[Seam], *, owner: str, installed: str, supported: str) 
             f"supports {supported}). Pin a supported version or report it with the lines "
             "below:\n  " + "\n  ".join(moved)
         )
-
-
-def framework_versions(framework: str) -> tuple[str, str]:
-    """``(installed, supported)`` of an adapter's framework, for :func:`check`."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from pytest_flows._internal.contract.registry import spec_of
-
-    spec = spec_of(framework)
-    supported = "" if spec is None else spec.supported
-    distribution = supported.split(">")[0].split("<")[0].split("=")[0] or framework
-    try:
-        installed = f"{distribution} {version(distribution)}"
-    except PackageNotFoundError:
-        installed = f"{distribution} (version unknown)"
-    return installed, supported or "any version"

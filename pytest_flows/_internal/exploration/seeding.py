@@ -19,26 +19,17 @@ __all__ = ["reseeded", "runs_by_seed"]
 def reseeded(scheduler: Scheduler, seed: int | None) -> Iterator[None]:
     """Run the block with ``scheduler`` reseeded to ``seed`` (None: leave it as is).
 
-    The scheduler object stays the same: the adapters captured it when the
-    test's session opened (crewai's race ordering holds its ``order``), so a
-    replacement would leave them on the old seed.
+    The scheduler object stays the same (:meth:`Scheduler.reseed`).
     """
     if seed is None:
         yield
         return
     previous = scheduler.seed
-    # Each seed gets a fresh random stream and thread scheduler; the idle pool workers
-    # of the one it replaces are let go (kept, they stayed parked for good: three a
-    # seed in a sweep).
-    scheduler.threads.new_epoch()
-    scheduler.seed = seed
-    scheduler.__post_init__()
+    scheduler.reseed(seed)
     try:
         yield
     finally:
-        scheduler.threads.new_epoch()
-        scheduler.seed = previous
-        scheduler.__post_init__()
+        scheduler.reseed(previous)
 
 
 def runs_by_seed(

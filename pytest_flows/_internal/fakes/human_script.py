@@ -304,16 +304,14 @@ class ScriptedHuman(ScriptedFake):
         with ``Flow.from_pending(flow_id)``). ``outcome`` routes without the
         LLM that would classify ``feedback``.
         """
-        from pytest_flows._internal.contract.adapters import imported_adapters
-        from pytest_flows._internal.run import FlowRun
-
-        target = paused.flow if isinstance(paused, FlowRun) else paused
         if self.session is not None:
-            return self.session.adapter_for(target).resume_human(
-                self.session, self, paused, feedback, outcome
-            )
+            # The session resumes (it knows runs and adapters): a fake drives no run.
+            return self.session._resume_human(self, paused, feedback, outcome)
+        from pytest_flows._internal.contract.adapters import imported_adapters
+
         for adapter in imported_adapters():
-            if adapter.accepts(target):
+            # A paused FlowRun is taken by the adapter of the flow it ran.
+            if adapter.accepts(paused) or adapter.accepts(getattr(paused, "flow", None)):
                 return adapter.resume_human(None, self, paused, feedback, outcome)
         raise FlowsUsageError(
             f"human.resume({type(paused).__name__}): no framework adapter takes it; "

@@ -144,15 +144,17 @@ class Request:
     aliases: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def describe_caller(self) -> str:
-        parts = [f"{key}={_plain(value)}" for key, value in self.caller.items()]
+        parts = [f"{key}={_readable(value)}" for key, value in self.caller.items()]
         return " ".join(parts) if parts else "(unknown)"
 
 
-def _plain(value: Any) -> str:
+def _readable(value: Any) -> str:
+    """A caller's value as a request's description shows it: a bare word as is, else
+    its short ``repr``."""
     if isinstance(value, str):
         return short(value) if (" " in value or not value) else value
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_plain(v) for v in value) + "]"
+        return "[" + ", ".join(_readable(v) for v in value) + "]"
     return short(value)
 
 

@@ -464,13 +464,21 @@ def _replayed_end(run: FlowRun) -> dict[str, Any]:
             "outcome": "failed",
             "error": {"type": type(run.error).__name__, "message": str(run.error)},
         }
-    if type(run.output).__name__ == "HumanFeedbackPending":
+    if _paused(run):
         return {"outcome": "paused"}
     outputs = getattr(run, "outputs", None)
     if isinstance(outputs, list):
         # A workflow's outcome is its outputs, recorded as JSON data.
         return {"outcome": "finished", "rendered": render_value(jsonable(outputs))}
     return {"outcome": "finished", "rendered": render_value(run.output)}
+
+
+def _paused(run: FlowRun) -> bool:
+    """Whether the run ended waiting for a human: its last flow end is ``flow paused``
+    (the trace line every adapter writes for it; what the framework's kickoff returned
+    then is its own type, which the core does not name)."""
+    ends = [e.kind for e in run.trace if e.kind in ("flow.finished", "flow.failed", "flow.paused")]
+    return bool(ends) and ends[-1] == "flow.paused"
 
 
 def _order_divergence(

@@ -11,11 +11,15 @@ import re
 import shutil
 from pathlib import Path
 
-from pytest_flows._internal.contract.registry import recorder_part
 from pytest_flows._internal.flight.format import Record, read_record
-from pytest_flows._internal.flight.targets import TargetError, check_target
+from pytest_flows._internal.flight.targets import (
+    TargetError,
+    built_by_factory,
+    check_target,
+    replay_target,
+)
 
-__all__ = ["export", "module_text", "replay_target"]
+__all__ = ["export", "module_text"]
 
 RECORDS_DIR = "flight_records"
 
@@ -23,30 +27,6 @@ RECORDS_DIR = "flight_records"
 def _identifier(text: str) -> str:
     # ASCII only: a name made of a record's text must be a plain Python identifier.
     return re.sub(r"[^0-9A-Za-z_]", "_", text).strip("_") or "run"
-
-
-def _by_factory(record: Record) -> bool:
-    part = recorder_part(record.framework)
-    return part is not None and part.target == "factory"
-
-
-def replay_target(record: Record) -> str:
-    """What a test replays ``record`` with, ``module:name``: the flow class, or (for a
-    framework whose recorder part replays from a ``"factory"``) the function that
-    builds the run's object (ValueError if unknown)."""
-    if not _by_factory(record):
-        return record.target
-    factory = record.header.get("factory")
-    if isinstance(factory, str) and ":" in factory:
-        return factory
-    workflow = record.header.get("workflow") or "the workflow"
-    raise ValueError(
-        f"{record.path.name} does not name the function that builds {workflow!r} (it was "
-        "not built by a module-level function taking no arguments), so it cannot be "
-        "rebuilt from the record. Record with record_flows(..., factories={"
-        f"{workflow!r}: 'myapp.workflows:build_workflow'}}), or replay it in a test: "
-        "flows.replay(path, build_workflow())."
-    )
 
 
 def module_text(record: Record, record_name: str) -> str:
@@ -60,7 +40,7 @@ def module_text(record: Record, record_name: str) -> str:
         raise ValueError(f"{record.path.name}: {exc}") from None
     module, _, qualname = target.partition(":")
     top = qualname.split(".")[0]
-    replayed = f"{qualname}()" if _by_factory(record) else qualname
+    replayed = f"{qualname}()" if built_by_factory(record) else qualname
     outcome = record.outcome
     if outcome == "failed":
         error = record.end.get("error") or {}

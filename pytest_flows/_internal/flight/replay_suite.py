@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_flows._internal.errors import FlowsUsageError
-from pytest_flows._internal.flight.export import replay_target
 from pytest_flows._internal.flight.format import RecordError, read_record, record_paths
-from pytest_flows._internal.flight.targets import TargetError, resolve
+from pytest_flows._internal.flight.targets import TargetError, replay_target, resolve
 
 
 def _records(config: pytest.Config) -> list[Path]:

@@ -5,7 +5,8 @@ module the user allowed, and the dotted name after ``:`` is followed without run
 anything (no property, no module ``__getattr__``, no call). The object reached must
 itself be defined in an allowed module: ``app:other.function`` reaches
 ``other.function`` through ``app``'s namespace, and is refused unless ``other`` is
-allowed too.
+allowed too. What a record is replayed with (:func:`replay_target`) is here too: the
+export CLI and the ``--flows-replay`` suite both ask.
 """
 
 from __future__ import annotations
@@ -16,9 +17,21 @@ import keyword
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TargetError", "check_target", "in_allowed", "resolve"]
+from pytest_flows._internal.contract.registry import recorder_part
+
+if TYPE_CHECKING:
+    from pytest_flows._internal.flight.format import Record
+
+__all__ = [
+    "TargetError",
+    "built_by_factory",
+    "check_target",
+    "in_allowed",
+    "replay_target",
+    "resolve",
+]
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -81,3 +94,29 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
     if defined_in not in sys.modules:
         raise TargetError(f"{target!r}: {defined_in} is not an imported module")
     return obj
+
+
+def built_by_factory(record: Record) -> bool:
+    """Whether ``record``'s framework replays from a function that builds the run's
+    object (its recorder part's ``target == "factory"``) rather than from a class."""
+    part = recorder_part(record.framework)
+    return part is not None and part.target == "factory"
+
+
+def replay_target(record: Record) -> str:
+    """What a test replays ``record`` with, ``module:name``: the flow class, or (for a
+    framework whose recorder part replays from a ``"factory"``) the function that
+    builds the run's object (ValueError if unknown)."""
+    if not built_by_factory(record):
+        return record.target
+    factory = record.header.get("factory")
+    if isinstance(factory, str) and ":" in factory:
+        return factory
+    workflow = record.header.get("workflow") or "the workflow"
+    raise ValueError(
+        f"{record.path.name} does not name the function that builds {workflow!r} (it was "
+        "not built by a module-level function taking no arguments), so it cannot be "
+        "rebuilt from the record. Record with record_flows(..., factories={"
+        f"{workflow!r}: 'myapp.workflows:build_workflow'}}), or replay it in a test: "
+        "flows.replay(path, build_workflow())."
+    )

@@ -13,4 +13,7 @@ break is one of :data:`BREAK_KINDS`:
   executors/edges that are gone or changed;
 * ``behaviour``: everything restores, but a resumed run (or the test's run)
   differs in trace or output.
+
+May import: ``contract``, ``fakes``, ``state``, ``secret_check``, ``normal_form``,
+``trace``, ``markers``, ``file_names``, ``stash``, ``errors``.
 """

@@ -26,6 +26,9 @@ the mode is ``none`` (replay only); otherwise the marker's ``record_mode``,
 then the ini option ``flows_record_mode``, then ``once``.
 
 vcrpy is imported only when a test records or replays.
+
+May import: ``secrets``, ``snapshot``, ``identity``, ``runtime`` (the network guard),
+``markers``, ``file_names``, ``stash``, ``errors``.
 """
 # The package, by concern: matching (what a request is matched on), scrub (secrets),
 # cassette_file (the YAML format), drift (what a failed replay says), cassette (one

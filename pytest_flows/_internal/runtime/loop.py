@@ -167,6 +167,16 @@ class Scheduler:
     stream: str = ""
 
     def __post_init__(self) -> None:
+        self._start()
+
+    def reseed(self, seed: int) -> None:
+        """Go on under ``seed``, in the same object (the adapters hold it): a fresh random
+        stream and thread scheduler; the replaced one's idle pool workers are let go."""
+        self.threads.new_epoch()
+        self.seed = seed
+        self._start()
+
+    def _start(self) -> None:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(
                 f"flows seed must be a whole number >= 0, got {self.seed!r}; "

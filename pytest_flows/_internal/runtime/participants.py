@@ -26,6 +26,7 @@ __all__ = [
     "RESULT_WANTED_BY",
     "FlowsAborted",
     "Participant",
+    "clock_read_by",
     "current",
     "internal_lock",
     "note_caveat",
@@ -175,7 +176,14 @@ def note_clock_read(deadline: float | None = None) -> None:
     (its step is then not the same step after the clock moved: see schedule_sleep.py),
     to set a timer for ``deadline`` if given (the clock's move there comes after it)."""
     me = current()
-    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+    if me is not None:
+        clock_read_by(me, deadline)
+
+
+def clock_read_by(me: Participant, deadline: float | None = None) -> None:
+    """:func:`note_clock_read` for ``me``, the running thread's participant, already
+    looked up (a clock read tells this and the spin count: one lookup for both)."""
+    if me.sched.chooser is not None and not me.sched.aborted:
         me.sched.chooser.read_clock(
             me.seq,
             task=running_task(me),

@@ -46,7 +46,6 @@ from pytest_flows._internal.runtime.participants import (
     _get_ident,
     _real_sleep,
     _RealThread,
-    current,
     internal_lock,
     real_monotonic,
 )
@@ -331,11 +330,8 @@ def _note(sched: ThreadScheduler, *, what: str, held: float, gave_up: bool) -> N
         )
 
 
-def note_read() -> None:
-    """A virtual clock was read on this thread: count it towards a preemption."""
-    me = current()
-    if me is None:
-        return
+def note_read(me: Participant) -> None:
+    """A virtual clock was read on ``me``'s thread: count it towards a preemption."""
     sched = me.sched
     state = sched.real_work
     mark = (sched.switches, sched.clock.monotonic_ns())

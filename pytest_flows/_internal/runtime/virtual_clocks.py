@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
-from pytest_flows._internal.runtime.participants import note_clock_read
+from pytest_flows._internal.runtime.participants import clock_read_by, current
 from pytest_flows._internal.runtime.real_work import note_read
 
 if TYPE_CHECKING:
@@ -42,9 +42,12 @@ def virtual_clocks(clock: VirtualClock, epoch: _dt.datetime, fz_api: Any) -> Ite
 
     def noted() -> None:
         # One read seen by both: the schedule being explored, and the spin count
-        # that preempts a thread polling the clock (real_work.py).
-        note_clock_read()
-        note_read()
+        # that preempts a thread polling the clock (real_work.py); one lookup of the
+        # running thread for the two (a clock read is hot).
+        me = current()
+        if me is not None:
+            clock_read_by(me)
+            note_read(me)
 
     def monotonic() -> float:
         noted()

@@ -458,13 +458,16 @@ class FlowStore:
         crash: CrashPoint | None,
         checkpoint: int | None,
     ) -> None:
-        from pytest_flows._internal.state import state_properties as strategies
+        from pytest_flows._internal.state.state_properties import (
+            assert_crash_resume,
+            assert_time_travel,
+        )
 
         if checkpoint is not None:
-            strategies.assert_time_travel(flows, self, flow, checkpoint, inputs=inputs)
+            assert_time_travel(flows, self, flow, checkpoint, inputs=inputs)
             return
         if crash is not None:
-            strategies.assert_crash_resume(flows, self, flow, crash, inputs=inputs)
+            assert_crash_resume(flows, self, flow, crash, inputs=inputs)
             return
         baseline = self.backend_for(flow).operations(flows).run(flow, inputs)
         saves = baseline.save_count(self)
@@ -475,7 +478,7 @@ class FlowStore:
                 "its checkpoints instead."
             )
         for save in range(1, saves + 1):
-            strategies.assert_crash_resume(flows, self, flow, CrashPoint(save), inputs=inputs)
+            assert_crash_resume(flows, self, flow, CrashPoint(save), inputs=inputs)
 
     def verify(self) -> None:
         """Teardown check: every checkpoint failure was looked at."""
