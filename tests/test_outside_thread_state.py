@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import pytest
 
@@ -29,19 +30,24 @@ def test_an_outside_thread_is_read_again_from_one_open_file_and_forgotten_when_g
     stop = threading.Event()
     waiter = threading.Thread(target=stop.wait, name="outside-waiter")
     waiter.start()
+    native = waiter.native_id
+    assert native is not None
     try:
-        # blocked on an event: asleep to the OS, so not work in flight
-        assert real_work._running_thread({}) is None
+        state = real_work._task_stat(native)
+        assert state is not None and state.split(b" ", 1)[0] == str(native).encode()
         assert _kept(waiter)
         files = _open_files()
         for _ in range(20):
-            assert real_work._running_thread({}) is None
+            assert real_work._task_stat(native) is not None
         assert _open_files() == files  # read again, not opened again
+        real_work._forget_stat_files({native})
+        assert _kept(waiter)  # still an outside thread: kept
     finally:
         stop.set()
         waiter.join()
-    real_work._running_thread({})
-    assert not _kept(waiter)  # its file is closed with it
+    real_work._forget_stat_files(set())  # no longer among the outside threads
+    assert not _kept(waiter)
+    assert _open_files() == files - 1  # its file is closed with it
 
 
 def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() -> None:
@@ -54,6 +60,10 @@ def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() 
     files = _open_files()
     stop.set()
     waiter.join()
+    # join() returns once Python is done with the thread; the OS task ends a moment later
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/self/task/{native}") and time.monotonic() < deadline:
+        os.sched_yield()
     assert real_work._task_stat(native) is None  # the task is gone from /proc
     assert _open_files() == files - 1
     assert not _kept(waiter)
