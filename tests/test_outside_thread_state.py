@@ -18,12 +18,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _open_files() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def _kept_file(native: int) -> int | None:
+    return real_work._stat_files.get((os.getpid(), native))
 
 
-def _kept(thread: threading.Thread) -> bool:
-    return any(native == thread.native_id for _, native in real_work._stat_files)
+def _reads(fd: int, native: int) -> bool:
+    """Whether ``fd`` is (still) open on thread ``native``'s stat file."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").endswith(f"/task/{native}/stat")
+    except OSError:
+        return False
 
 
 def test_an_outside_thread_is_read_again_from_one_open_file_and_forgotten_when_gone() -> None:
@@ -35,19 +39,19 @@ def test_an_outside_thread_is_read_again_from_one_open_file_and_forgotten_when_g
     try:
         state = real_work._task_stat(native)
         assert state is not None and state.split(b" ", 1)[0] == str(native).encode()
-        assert _kept(waiter)
-        files = _open_files()
+        fd = _kept_file(native)
+        assert fd is not None and _reads(fd, native)
         for _ in range(20):
             assert real_work._task_stat(native) is not None
-        assert _open_files() == files  # read again, not opened again
+        assert _kept_file(native) == fd  # read again, not opened again
         real_work._forget_stat_files({native})
-        assert _kept(waiter)  # still an outside thread: kept
+        assert _kept_file(native) == fd  # still an outside thread: kept
     finally:
         stop.set()
         waiter.join()
     real_work._forget_stat_files(set())  # no longer among the outside threads
-    assert not _kept(waiter)
-    assert _open_files() == files - 1  # its file is closed with it
+    assert _kept_file(native) is None
+    assert not _reads(fd, native)  # its file is closed with it
 
 
 def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() -> None:
@@ -57,7 +61,8 @@ def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() 
     native = waiter.native_id
     assert native is not None
     assert real_work._task_stat(native) is not None
-    files = _open_files()
+    fd = _kept_file(native)
+    assert fd is not None
     stop.set()
     waiter.join()
     # join() returns once Python is done with the thread; the OS task ends a moment later
@@ -65,5 +70,5 @@ def test_a_thread_gone_between_two_looks_reads_as_gone_and_its_file_is_closed() 
     while os.path.exists(f"/proc/self/task/{native}") and time.monotonic() < deadline:
         os.sched_yield()
     assert real_work._task_stat(native) is None  # the task is gone from /proc
-    assert _open_files() == files - 1
-    assert not _kept(waiter)
+    assert _kept_file(native) is None
+    assert not _reads(fd, native)
