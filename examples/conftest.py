@@ -18,6 +18,13 @@ except PackageNotFoundError:
     )
 
 
+try:
+    version("langgraph")
+    LANGGRAPH_MISSING = ""
+except PackageNotFoundError:
+    LANGGRAPH_MISSING = "langgraph is not installed (pip install 'pytest-flows[langgraph]')"
+
+
 def _has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -53,6 +60,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
     reason = ""
     if _needs_agent_framework(module_path):
         reason = AF_MISSING
+    elif module_path.parent.name.startswith("langgraph_"):
+        reason = LANGGRAPH_MISSING
     elif module_path.parent.name == "support_bot":  # a conversational flow
         reason = CONVERSATIONAL_MISSING
     if not reason:

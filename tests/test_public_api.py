@@ -30,6 +30,7 @@ PUBLIC_MODULES = {
     "pytest_flows",
     "pytest_flows.crewai",
     "pytest_flows.agent_framework",
+    "pytest_flows.langgraph",
     "pytest_flows.conformance",
     # The flight recorder: importable in production (docs/recorder.md).
     "pytest_flows.recorder",
@@ -45,6 +46,7 @@ TOP_LEVEL = {
     "adapters.py",
     "crewai",
     "agent_framework",
+    "langgraph",
     "conformance",
     "recorder",
     "_internal",
@@ -92,7 +94,7 @@ def test_the_adapter_kit_is_its_documented_table() -> None:
 def test_everything_not_public_is_under_internal() -> None:
     present = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
     assert present == TOP_LEVEL, "a module outside _internal/ is public: document it or move it"
-    for adapter in ("crewai", "agent_framework", "recorder"):
+    for adapter in ("crewai", "agent_framework", "langgraph", "recorder"):
         public = [
             p.name
             for p in (PACKAGE / adapter).glob("*.py")
@@ -110,7 +112,7 @@ def test_every_public_name_loads_without_a_framework() -> None:
         "import sys, json, pytest_flows\n"
         "loaded_at_import = sorted(m for m in sys.modules if m.startswith('pytest_flows.'))\n"
         "missing = [n for n in pytest_flows.__all__ if not hasattr(pytest_flows, n)]\n"
-        "frameworks = [m for m in ('crewai', 'agent_framework') if m in sys.modules]\n"
+        "frameworks = [m for m in ('crewai', 'agent_framework', 'langgraph') if m in sys.modules]\n"
         "print(json.dumps([loaded_at_import, missing, frameworks]))\n"
     )
     out = subprocess.run(

@@ -147,6 +147,17 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
         supported="agent-framework-core>=1.20,<1.24",
         recorder=RecorderPart(module="pytest_flows.recorder._agent_framework", target="factory"),
     ),
+    AdapterSpec(
+        framework="langgraph",
+        module="pytest_flows.langgraph._adapter",
+        extra="langgraph",
+        describe=(
+            "a LangGraph graph (a compiled StateGraph, a StateGraph builder or an @entrypoint)"
+        ),
+        # LangSmith tracing would send every run over the network.
+        environment={"LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"},
+        supported="langgraph>=1.2.11,<1.3",
+    ),
 )
 
 _lock = threading.Lock()

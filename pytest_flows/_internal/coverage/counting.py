@@ -3,7 +3,9 @@
 crewai lines used: ``flow started|finished|failed|paused``, ``method started
 M trigger=...``, ``method finished M``, ``router chose R label=L``, ``human
 feedback M outcome=O``. Agent Framework lines: ``workflow started``,
-``executor invoked X edge=a->X``, ``executor failed X``.
+``executor invoked X edge=a->X``, ``executor failed X``. Graph lines (LangGraph):
+``graph started|finished|failed|interrupted``, ``task started X`` (``X[i]``: a Send's
+or a call's), ``router X path=f chose=L`` (``[L1, Send(Y)]``: several).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Counted", "count"]
 
 #: the trace's start events; each pairs with the adapter's note of the same name, in order
-_STARTS = {"flow.started", "workflow.started"}
+_STARTS = {"flow.started", "workflow.started", "graph.started"}
 _ENDS = {
     "flow.finished",
     "flow.failed",
@@ -29,6 +31,9 @@ _ENDS = {
     "workflow.finished",
     "workflow.failed",
     "workflow.idle_with_pending_requests",
+    "graph.finished",
+    "graph.failed",
+    "graph.interrupted",
 }
 
 
@@ -106,6 +111,16 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
             run = owner(event.name)
             if run is not None and label:
                 _label(run, event.name, label)
+        elif kind == "task.started" and not event.depth:
+            node = event.name.partition("[")[0]
+            run = owner(node)
+            if run is not None:
+                run.counted.covered.add(f"node:{node}")
+        elif kind == "router" and not event.depth:
+            run = owner(event.name)
+            if run is not None:
+                for label in _chosen(event.get("chose") or ""):
+                    _label(run, event.name, label)
         elif kind == "executor.invoked":
             run = owner(event.name)
             if run is not None:
@@ -118,6 +133,13 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
             m for m in counted.started_only if f"method:{m}" not in counted.covered
         }
     return result
+
+
+def _chosen(chose: str) -> list[str]:
+    """The labels of a ``router ... chose=`` field: ``L``, or ``[L1, Send(Y)]``."""
+    inner = chose[1:-1] if chose.startswith("[") and chose.endswith("]") else chose
+    labels = [part.strip() for part in inner.split(", ") if part.strip()]
+    return [label[5:-1] if label.startswith("Send(") else label for label in labels]
 
 
 def _edge_key(edge: str) -> str:
