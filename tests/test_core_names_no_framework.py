@@ -18,15 +18,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_flows"
 
 #: The spellings of the frameworks pytest-flows ships adapters for.
-FRAMEWORK = re.compile(r"crewai|agent[_ -]framework", re.IGNORECASE)
+FRAMEWORK = re.compile(r"crewai|agent[_ -]framework|langgraph|langchain", re.IGNORECASE)
 
 #: Framework-specific by design: the adapter packages, the recorder's framework parts,
 #: and the conformance suites (each tests one framework's storage interface).
 FRAMEWORK_PLACES = (
     "pytest_flows/crewai/",
     "pytest_flows/agent_framework/",
+    "pytest_flows/langgraph/",
     "pytest_flows/recorder/_crewai.py",
     "pytest_flows/recorder/_agent_framework.py",
+    "pytest_flows/recorder/_langgraph.py",
     "pytest_flows/conformance/",
 )
 

@@ -84,11 +84,11 @@ def test_an_after_key_orders_but_never_conflicts() -> None:
     # The firing look of an and_ whose sources start nothing else reads the other
     # sources' after: keys: it comes after them in every order, so the two commute for
     # sleep sets and are never a race, but the reduction orders them (happens-before).
-    from pytest_flows._internal.exploration.explore import _dependent, _ordered
+    from pytest_flows._internal.exploration.race_reversal import ordered_after, steps_dependent
 
     look = Step(7, 0, writes={"after:join/one": ""})
     firing = Step(8, 0, reads={"after:join/one": ""}, writes={"after:join/two": ""})
     assert _asleep_after(_summary(writes=("after:join/one",)), firing)
-    assert not _dependent(look, firing)
-    assert _ordered(look, firing)
-    assert not _ordered(firing, look)
+    assert not steps_dependent(look, firing)
+    assert ordered_after(look, firing)
+    assert not ordered_after(firing, look)

@@ -16,6 +16,7 @@ import langgraph  # noqa: F401
 
 from pytest_flows.langgraph._checkpoints import FlowsCheckpointSaver
 from pytest_flows.langgraph._human import Interrupts, interrupts
+from pytest_flows.langgraph._llm import FlowsChatModel
 from pytest_flows.langgraph._persistence import assert_round_trip, checkpoint_saver
 from pytest_flows.langgraph._properties import (
     UPSTREAM_BUGS,
@@ -34,6 +35,7 @@ from pytest_flows.langgraph._seams import check_patch_points
 
 __all__ = [
     "UPSTREAM_BUGS",
+    "FlowsChatModel",
     "FlowsCheckpointSaver",
     "GraphCase",
     "GraphRun",

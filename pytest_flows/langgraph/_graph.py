@@ -53,7 +53,7 @@ def coverage_graph(flow: Any) -> FlowGraph:
 
 def _labels_to(branches: dict[str, Any], target: str) -> list[str]:
     """The labels of ``branches`` (one node's conditional edges) that lead to ``target``."""
-    found = []
+    found: list[str] = []
     for branch in branches.values():
         ends = getattr(branch, "ends", None) or {}
         found.extend(str(label) for label, dest in ends.items() if dest == target)

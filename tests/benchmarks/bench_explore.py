@@ -52,7 +52,11 @@ from soundness_flows import (
 )
 
 from pytest_flows import FlowsSession, explore
-from pytest_flows._internal.exploration.explore import outcome_key
+
+try:
+    from pytest_flows._internal.exploration.outcomes import outcome_key
+except ImportError:  # a BENCH_BEFORE checkout from before the _internal/ package move
+    from pytest_flows._internal.exploration import outcome_key  # type: ignore[attr-defined,no-redef]
 
 CAP = int(os.environ.get("BENCH_CAP", "1000"))
 SEEDS = int(os.environ.get("BENCH_SEEDS", "200"))

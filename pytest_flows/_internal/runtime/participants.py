@@ -127,7 +127,7 @@ def switch_point(why: str) -> None:
 
 #: Prefix of an access key that names a value written to one place where only the last
 #: write counts (``flow:last=<repr>``, the flow's output): two such writes conflict only
-#: when their values differ (see exploration._overlap).
+#: when their values differ (see sleep_sets.overlap).
 LAST_WRITE = "flow:last="
 
 

@@ -1,10 +1,11 @@
 """Sleep sets (Godefroid): the threads whose turn at a choice point is already covered.
 
-Dynamic partial-order reduction alone (:mod:`~pytest_flows._internal.exploration.explore`) tries
-the later step of each race first somewhere earlier, but it does not remember which
-orders it already covered: after running ``a`` then ``b`` at a choice point, a branch
-that starts with ``b`` reaches ``a``'s independent step again and tries it again,
-though ``b a`` is ``a b`` up to commuting. Three listeners doing read-sleep-write on one
+Dynamic partial-order reduction alone
+(:mod:`~pytest_flows._internal.exploration.race_reversal`) tries the later step of each
+race first somewhere earlier, but it does not remember which orders it already covered:
+after running ``a`` then ``b`` at a choice point, a branch that starts with ``b``
+reaches ``a``'s independent step again and tries it again, though ``b a`` is ``a b`` up
+to commuting. Three listeners doing read-sleep-write on one
 field took over 1,500 schedules that way (90 orders of their six accesses).
 
 A sleep set holds, at each choice point of a run, the threads whose next step was
@@ -38,7 +39,7 @@ JOBS = "pool:jobs"
 POSTS = "loop:posts"
 
 #: The key a step that reads the virtual clock reads, and a move of the clock (a step of
-#: thread 0) writes: exploration.py orders the two within the hold-back window.
+#: thread 0) writes: exploration/race_reversal.py orders the two within the hold-back window.
 CLOCK = "time:clock"
 
 #: The key prefix of the crewAI adapter's "last write wins" records (participants.LAST_WRITE).
