@@ -35,6 +35,7 @@ PUBLIC_MODULES = {
     "pytest_flows.adapters": "pytest_flows/adapters.py",
     "pytest_flows.crewai": "pytest_flows/crewai/__init__.py",
     "pytest_flows.agent_framework": "pytest_flows/agent_framework/__init__.py",
+    "pytest_flows.langgraph": "pytest_flows/langgraph/__init__.py",
     "pytest_flows.conformance": "pytest_flows/conformance/__init__.py",
     "pytest_flows.plugin": "pytest_flows/plugin.py",
     "pytest_flows.recorder": "pytest_flows/recorder/__init__.py",

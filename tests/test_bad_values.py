@@ -94,7 +94,7 @@ def _golden(tmp_path: Path, document: object) -> Path:
 @pytest.mark.parametrize(
     ("runs", "problem"),
     [
-        ([{"framework": "langgraph"}], "run 1 names the framework 'langgraph'"),
+        ([{"framework": "no_such_framework"}], "run 1 names the framework 'no_such_framework'"),
         ([{"framework": "crewai"}], "run 1 has no str 'flow'"),
         (
             [{"framework": "crewai", "flow": "m:F", "trace": [], "output": "", "saves": [{}]}],

@@ -25,6 +25,8 @@ NETWORK_EDGES = {
     "CREWAI_TRACING_ENABLED",
     "CREWAI_TESTING",  # crewai: no first-run tracing prompt nor trace upload
     "AGENT_FRAMEWORK_DISABLE_TELEMETRY",
+    "LANGSMITH_TRACING",  # langgraph: LangSmith would upload every run
+    "LANGCHAIN_TRACING_V2",  # the same switch under its older name
 }
 
 

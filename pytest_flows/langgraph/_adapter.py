@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -91,19 +91,20 @@ class LangGraphAdapter(AdapterBase):
     def watch(self, session: FlowsSession) -> GraphWatch:
         fakes = self.fakes(session)
         if fakes.watch is None:
-            fakes.watch = GraphWatch(self.trace_sink(session))
+            fakes.watch = GraphWatch(session.record)
         return fakes.watch
+
+    def trace_sink(self, session: FlowsSession) -> Callable[[TraceEvent], None]:
+        """Lines recorded here inside a node (a fake's model call) join that node's block
+        of the trace; anywhere else they are recorded at once."""
+        return self.watch(session).put
 
     @contextlib.contextmanager
     def activate(self, session: FlowsSession) -> Iterator[None]:
         watch = self.watch(session)
         token = current_handler.set(Handler(watch))
         try:
-            with (
-                _ids.deterministic_ids(f"{session.test_id}:{session.seed}"),
-                _managed_pool_lock(),
-                _ordered_pool_joins(),
-            ):
+            with _ids.deterministic_ids(f"{session.test_id}:{session.seed}"):
                 yield
         finally:
             with contextlib.suppress(ValueError):  # set in another context: leave it
@@ -158,9 +159,14 @@ class LangGraphAdapter(AdapterBase):
         return coverage_graph(flow)
 
     def seams(self) -> Sequence[object]:
-        from pytest_flows.langgraph._seams import SEAMS
+        from pytest_flows.langgraph._seams import RECORDER_SEAMS, SEAMS
 
-        return tuple(SEAMS)
+        return (*SEAMS, *RECORDER_SEAMS)
+
+    def golden(self) -> Any:
+        from pytest_flows.langgraph._golden import ADAPTER as GOLDEN
+
+        return GOLDEN
 
     # -- running ------------------------------------------------------------------
     def checkpointer(self, session: FlowsSession) -> Any:
@@ -262,18 +268,26 @@ async def _stream(
                 run.interrupts.extend(found)
 
     try:
-        if call.asynchronous:
-            async for chunk in graph.astream(given, config, **options):
-                take(chunk)
-        else:
-            for chunk in graph.stream(given, config, **options):
-                take(chunk)
+        # only while a graph runs: other frameworks keep the pool lock they had
+        with _managed_pool_lock(), _ordered_pool_joins():
+            await _drive(graph, given, config, options, call.asynchronous, take)
     finally:
         with watch._lock:
             lines = list(root.lines(0))
         watch.release(run_id)
         for line in lines:
             sink(line)
+
+
+async def _drive(
+    graph: Any, given: Any, config: Any, options: Any, asynchronous: bool, take: Any
+) -> None:
+    if asynchronous:
+        async for chunk in graph.astream(given, config, **options):
+            take(chunk)
+    else:
+        for chunk in graph.stream(given, config, **options):
+            take(chunk)
 
 
 def _human_answers(

@@ -40,11 +40,19 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     get_checkpoint_id,
     get_checkpoint_metadata,
-    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
 
 from pytest_flows.adapters import FlowStore, SimulatedCrash, StoreCorruptedError
+
+try:
+    from langgraph.checkpoint.base import writes_sort_key
+except ImportError:  # langgraph-checkpoint < 4.3 (langgraph 1.2.11's): its own definition
+
+    def writes_sort_key(task_path: str, task_id: str = "", idx: int = 0) -> tuple[str, str, int]:
+        return (task_path, task_id, idx)
+
+
 from pytest_flows.langgraph._checkpoint_admin import ThreadAdmin
 from pytest_flows.langgraph._checkpoint_codec import (
     Typed,

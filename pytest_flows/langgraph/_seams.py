@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_flows.adapters import Registry, Seam, check_seams, framework_versions
 
-__all__ = ["SEAMS", "check_patch_points"]
+__all__ = ["RECORDER_SEAMS", "SEAMS", "check_patch_points"]
 
 _ID = "langgraph.checkpoint.base.id"
 
@@ -109,9 +109,13 @@ SEAMS = Registry(
     *_optional("_store_seams", "STORE_SEAMS"),
     *_optional("_explore_seams", "EXPLORE_SEAMS"),
 )
+#: The flight recorder part's (pytest_flows/recorder/_langgraph.py), a registry of its own.
+RECORDER_SEAMS = Registry("langgraph", __name__, *_optional("_recorder_seams", "RECORDER"))
 
 
 def check_patch_points() -> None:
     """Raise ``SeamsMoved`` naming every declared LangGraph seam that moved."""
     installed, supported = framework_versions("langgraph")
-    check_seams(SEAMS, owner="langgraph", installed=installed, supported=supported)
+    check_seams(
+        (*SEAMS, *RECORDER_SEAMS), owner="langgraph", installed=installed, supported=supported
+    )

@@ -6,11 +6,14 @@ Not collected by pytest (``tests/benchmarks`` is in ``norecursedirs``); run it:
 
 It splits a harnessed run (``BENCH_RUNS`` runs in alternating rounds) into:
   (b) the crewai runtime: the same flow on a plain event loop with the harness's crewai
-      settings (console quiet, sync event handlers inline) and its sync methods called
-      inline, so that no thread is involved: what no harness can save;
+      settings (console quiet, sync event handlers inline, the default memory's store the
+      in-memory one the harness fakes it with) and its sync methods called inline, so
+      that no thread is involved: what no harness can save;
   (c) baton hand-offs: how long each woken thread took to run after it was handed the
       baton (an OS wake-up and the GIL), summed over a run, in separate instrumented runs;
   (a) the harness's own work: the rest (scheduler, deterministic loop, seams, trace).
+Then the ratio flows.run / (b) in wall time, and in CPU time of the whole process (every
+thread; a load that takes the CPU away between hand-offs does not count), with the load.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from benchkit import samples, wall  # first: crewai's offline settings
+from benchkit import cpu_samples, memory_faked, samples, wall  # first: crewai's offline settings
 from crewai.events.event_bus import crewai_event_bus
 from dispatch_flows import Twelve
 
@@ -97,20 +100,24 @@ def main() -> None:
     # Per round: the median of each measure, and of what is left of a harnessed run;
     # the medians over rounds of those resist a load that drifts from round to round.
     rounds: list[tuple[float, float, float, float]] = []
+    cpu: list[tuple[float, float]] = []
     handoffs = 0
     with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
         session.run(Twelve)
-    with _quiet_console(), patches.inline_event_bus():
+    with _quiet_console(), patches.inline_event_bus(), memory_faked():
         runtime_alone()
     for _ in range(max(1, -(-RUNS // ROUND))):
-        with _quiet_console(), patches.inline_event_bus():
+        with _quiet_console(), patches.inline_event_bus(), memory_faked():
             alone = statistics.median(samples(runtime_alone, ROUND))
+            alone_cpu = statistics.median(cpu_samples(runtime_alone, ROUND))
         with FlowsSession(test_id="bench-breakdown") as session:
             session.run(Twelve)
             total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
+            total_cpu = statistics.median(cpu_samples(lambda: session.run(Twelve), ROUND))
             waits, handoffs = handoff_waits(session, ROUND)
             waited = statistics.median(waits)
         rounds.append((total, alone, waited, total - alone - waited))
+        cpu.append((total_cpu, alone_cpu))
     total, b, c, a = (statistics.median(column) * 1000 for column in zip(*rounds, strict=True))
     rows = [
         ("flows.run", total),
@@ -124,6 +131,13 @@ def main() -> None:
     )
     for label, ms in rows:
         print(f"  {label:<40} {ms:6.2f} ms  {ms / total:4.0%}")
+    run_cpu, alone_cpu = (statistics.median(column) * 1000 for column in zip(*cpu, strict=True))
+    print(f"  flows.run / (b), wall time: {total / b:.3f}x")
+    print(
+        f"  flows.run / (b), CPU time: {run_cpu / alone_cpu:.3f}x "
+        f"({run_cpu:.2f} ms against {alone_cpu:.2f} ms)"
+    )
+    print("  load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -4,10 +4,11 @@ the harness does not virtualise."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,6 +27,17 @@ def wall() -> float:
     return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
+def cpu_samples(fn: Callable[[], object], runs: int) -> list[float]:
+    """``runs`` timings of ``fn()`` in CPU seconds of the whole process (every thread):
+    a load that takes the CPU away between hand-offs does not count."""
+    taken = []
+    for _ in range(runs):
+        started = time.process_time()
+        fn()
+        taken.append(time.process_time() - started)
+    return taken
+
+
 def samples(fn: Callable[[], object], runs: int) -> list[float]:
     """``runs`` wall timings of ``fn()``, in seconds."""
     taken = []
@@ -34,3 +46,22 @@ def samples(fn: Callable[[], object], runs: int) -> list[float]:
         fn()
         taken.append(wall() - started)
     return taken
+
+
+@contextlib.contextmanager
+def memory_faked() -> Iterator[None]:
+    """A flow's default ``Memory`` gets an in-memory store, the one the harness gives it
+    (storage is an edge the harness fakes): the runtime measured alone must not pay for
+    LanceDB's connection, which no harnessed run makes."""
+    from crewai.memory.storage import factory
+
+    from pytest_flows.crewai._memory import DEFAULT_SPEC, InMemoryStorage
+
+    previous = factory._factory
+    factory.set_memory_storage_factory(
+        lambda spec: InMemoryStorage() if spec == DEFAULT_SPEC else None
+    )
+    try:
+        yield
+    finally:
+        factory.set_memory_storage_factory(previous)

@@ -92,13 +92,16 @@ def test_one_schedule_of_a_sync_parallel_graph_makes_the_same_choices_every_run(
     assert len(runs) == 1, sorted(len(r) for r in runs)
 
 
-def test_a_langgraph_pool_joins_its_workers_in_the_order_they_started(flows):
+def test_a_langgraph_pool_joins_its_workers_in_the_order_they_started():
     from concurrent.futures import ThreadPoolExecutor
 
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
-    pool = ContextThreadPoolExecutor(max_workers=2)
-    other = ThreadPoolExecutor(max_workers=1)  # the user's, or another framework's
+    from pytest_flows.langgraph._explore import ordered_pool_joins
+
+    with ordered_pool_joins():  # what flows.run(graph, ...) runs the graph under
+        pool = ContextThreadPoolExecutor(max_workers=2)
+        other = ThreadPoolExecutor(max_workers=1)  # the user's, or another framework's
     try:
         assert isinstance(pool._threads, JoinOrder)  # type: ignore[attr-defined]
         assert type(other._threads) is set  # type: ignore[attr-defined]

@@ -216,3 +216,23 @@ def test_every_fixture_binds_with_langgraph_imported(flows, fake_llm, fake_tools
     # requests these fixtures must not fail because langgraph is imported in the process)
     run = flows.run(lg_graphs.parallel_builder(2), {"notes": []})
     assert run.status == "finished"
+
+
+def test_a_line_a_fake_records_inside_a_node_stays_in_that_nodes_block(flows):
+    from pytest_flows.adapters import TraceEvent
+    from pytest_flows.langgraph._adapter import ADAPTER
+
+    sink = ADAPTER.trace_sink(flows)  # (the flows fixture is the session)
+
+    def n1(state):
+        sink(TraceEvent(kind="llm.call", name="n1", fields=(("reply", "hi"),)))
+        return {"notes": ["n1"]}
+
+    run = flows.run(lg_graphs.parallel_builder(2, broken={"n1": n1}), {"notes": []})
+
+    lines = run.trace.lines()
+    start = lines.index("task started n1 triggers=[branch:to:n1]")
+    assert lines[start + 1 : start + 3] == [
+        "llm call n1 reply=hi",
+        'task finished n1 writes={"notes": ["n1"]}',
+    ]

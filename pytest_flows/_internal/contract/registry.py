@@ -157,6 +157,8 @@ ADAPTERS: tuple[AdapterSpec, ...] = (
         # LangSmith tracing would send every run over the network.
         environment={"LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"},
         supported="langgraph>=1.2.11,<1.3",
+        # a replay is given the graph: the module-level one the record names (factory)
+        recorder=RecorderPart(module="pytest_flows.recorder._langgraph", target="factory"),
     ),
 )
 

@@ -3,9 +3,10 @@
 crewai lines used: ``flow started|finished|failed|paused``, ``method started
 M trigger=...``, ``method finished M``, ``router chose R label=L``, ``human
 feedback M outcome=O``. Agent Framework lines: ``workflow started``,
-``executor invoked X edge=a->X``, ``executor failed X``. Graph lines (LangGraph):
-``graph started|finished|failed|interrupted``, ``task started X`` (``X[i]``: a Send's
-or a call's), ``router X path=f chose=L`` (``[L1, Send(Y)]``: several).
+``executor invoked X edge=a->X``, ``executor failed X``. LangGraph lines
+(:func:`_superstep_line`): ``graph started|finished|failed|interrupted``,
+``superstep N``, ``task started|finished T``, ``router T chose=L``, a subgraph's
+lines one level deeper than the task that runs it.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ __all__ = ["Counted", "count"]
 #: the trace's start events; each pairs with the adapter's note of the same name, in order
 _STARTS = {"flow.started", "workflow.started", "graph.started"}
 _ENDS = {
+    "graph.finished",
+    "graph.failed",
+    "graph.interrupted",
     "flow.finished",
     "flow.failed",
     "flow.paused",
     "workflow.finished",
     "workflow.failed",
     "workflow.idle_with_pending_requests",
-    "graph.finished",
-    "graph.failed",
-    "graph.interrupted",
 }
 
 
@@ -55,6 +56,13 @@ class _Run:
         self.starts = {n.id for n in counted.graph.nodes if n.kind == "start"}
         #: labels chosen and methods finished in this run, latest last
         self.fired: list[str] = []
+        #: a superstep graph's place: the task running at each depth, the superstep
+        #: at each depth, and which nodes finished in each (prefix, superstep)
+        self.supersteps = False  # a run traced superstep by superstep (LangGraph's)
+        self.depth = 0
+        self.tasks: dict[int, str] = {}
+        self.steps: dict[int, int] = {}
+        self.finished: dict[tuple[str, int], set[str]] = {}
 
 
 def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Counted]:
@@ -64,7 +72,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     open_runs: list[tuple[str, _Run | None]] = []
     all_runs: list[_Run] = []
 
-    def start(name: str) -> None:
+    def start(name: str, depth: int, supersteps: bool) -> None:
         for i, note in enumerate(pending):
             if note.name == name:
                 del pending[i]
@@ -74,6 +82,8 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
                     if counted is None:
                         counted = result[note.graph.key] = Counted(note.graph)
                     run = _Run(counted)
+                    run.depth = depth
+                    run.supersteps = supersteps
                     all_runs.append(run)
                 open_runs.append((name, run))
                 return
@@ -90,7 +100,7 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
     for event in trace:
         kind = event.kind
         if kind in _STARTS:
-            start(event.name)
+            start(event.name, event.depth, kind == "graph.started")
         elif kind in _ENDS:
             for i in range(len(open_runs) - 1, -1, -1):
                 if open_runs[i][0] == event.name:
@@ -111,16 +121,6 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
             run = owner(event.name)
             if run is not None and label:
                 _label(run, event.name, label)
-        elif kind == "task.started" and not event.depth:
-            node = event.name.partition("[")[0]
-            run = owner(node)
-            if run is not None:
-                run.counted.covered.add(f"node:{node}")
-        elif kind == "router" and not event.depth:
-            run = owner(event.name)
-            if run is not None:
-                for label in _chosen(event.get("chose") or ""):
-                    _label(run, event.name, label)
         elif kind == "executor.invoked":
             run = owner(event.name)
             if run is not None:
@@ -128,18 +128,15 @@ def count(trace: Iterable[TraceEvent], started: list[Started]) -> dict[str, Coun
                 item = run.graph.edges.get(_edge_key(event.get("edge") or ""))
                 if item is not None:
                     run.counted.covered.add(item)
+        elif kind in _SUPERSTEP_KINDS and open_runs:
+            run = open_runs[-1][1]
+            if run is not None and run.supersteps:
+                _superstep_line(run, event)
     for counted in result.values():
         counted.started_only = {
             m for m in counted.started_only if f"method:{m}" not in counted.covered
         }
     return result
-
-
-def _chosen(chose: str) -> list[str]:
-    """The labels of a ``router ... chose=`` field: ``L``, or ``[L1, Send(Y)]``."""
-    inner = chose[1:-1] if chose.startswith("[") and chose.endswith("]") else chose
-    labels = [part.strip() for part in inner.split(", ") if part.strip()]
-    return [label[5:-1] if label.startswith("Send(") else label for label in labels]
 
 
 def _edge_key(edge: str) -> str:
@@ -181,3 +178,87 @@ def _listener_fired(run: _Run, listener: str, trigger: str) -> None:
         if leaf in branch.leaves and (branch.all_of or branch.leaves == (leaf,)):
             run.counted.covered.add(branch.item)
             return
+
+
+_SUPERSTEP_KINDS = {"superstep.started", "task.started", "task.finished", "router"}
+
+
+def _node_of(task: str) -> str:
+    """A task's node: ``w[1]`` (the second Send to ``w``) is node ``w``."""
+    return task.partition("[")[0]
+
+
+def _items_of(listed: str) -> list[str]:
+    """``[a, Send(b)]`` (or a lone ``a``) -> the node or label each entry names."""
+    inner = listed[1:-1] if listed.startswith("[") and listed.endswith("]") else listed
+    names = [part.strip() for part in inner.split(",") if part.strip()]
+    return [n[5:-1] if n.startswith("Send(") and n.endswith(")") else n for n in names]
+
+
+def _superstep_line(run: _Run, event: TraceEvent) -> None:
+    """Count a line of a superstep graph (LangGraph): nodes, the router labels and
+    Send targets chosen, the Command destinations taken, static and join edges.
+
+    Node ids are paths (``sub:x``: node ``x`` of the subgraph node ``sub`` runs, its
+    lines one level deeper than ``sub``'s task).
+    """
+    depth = event.depth - run.depth
+    counted, graph = run.counted, run.graph
+    prefix = run.tasks[depth - 1] + ":" if depth > 0 and depth - 1 in run.tasks else ""
+    if event.kind == "superstep.started":
+        if event.name.lstrip("-").isdigit():
+            run.steps[depth] = int(event.name)
+        for deeper in [d for d in run.tasks if d >= depth]:
+            del run.tasks[deeper]
+        return
+    node = prefix + _node_of(event.name)
+    step = run.steps.get(depth, 0)
+    if event.kind == "task.started":
+        run.tasks[depth] = node
+        if f"node:{node}" in graph.item_ids():  # reached (an interrupted node is too)
+            counted.covered.add(f"node:{node}")
+        # the input runs as the __start__ task of superstep 0: nodes of superstep 1 follow it
+        before = run.finished.get((prefix, step - 1), set()) | (
+            {"__start__"} if step <= 1 else set()
+        )
+        for source in before:
+            item = graph.edges.get(f"{source}->{node}")
+            if item is not None and item.startswith("edge:"):
+                counted.covered.add(item)
+        for trigger in _items_of(event.get("triggers") or ""):
+            if trigger.startswith("join:"):
+                # join:a+b:c -> the join of a and b into c (names at this level)
+                sources = trigger[5:].rpartition(":")[0].split("+")
+                key = "+".join(sorted(prefix + s for s in sources)) + "->" + node
+                item = graph.edges.get(key)
+                if item is not None:
+                    counted.covered.add(item)
+    elif event.kind == "task.finished":
+        run.finished.setdefault((prefix, step), set()).add(node)
+        end = graph.edges.get(f"{node}->__end__")
+        if end is not None and end.startswith("edge:"):
+            counted.covered.add(end)
+        goto = event.get("goto")
+        if goto:
+            level = prefix
+            if event.get("graph") == "__parent__":  # Command.PARENT: the parent's nodes
+                level = prefix.rstrip(":").rpartition(":")[0]
+                level = level + ":" if level else ""
+            source = node if level == prefix else prefix.rstrip(":")
+            for target in _items_of(goto):
+                item = graph.edges.get(f"{source}->{level}{target}")
+                if item is None:
+                    counted.unexpected.add(f"{source} -> {target} (Command)")
+                else:
+                    counted.covered.add(item)
+    elif event.kind == "router":
+        chose = event.get("chose") or ""
+        sent = "Send(" in chose
+        for label in _items_of(chose):
+            item = graph.labels.get(f"{node}:{label}")
+            if item is None and sent:  # a Send names the node, not the path map's label
+                item = graph.edges.get(f"{node}->{prefix}{label}")
+            if item is None:
+                counted.unexpected.add(f"{node} -> {label}")
+            else:
+                counted.covered.add(item)

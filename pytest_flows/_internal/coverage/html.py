@@ -174,7 +174,13 @@ def _svg(flow: FlowCoverage) -> str:
         tests = sorted(flow.hits.get(node.item, ())) if node.item else []
         stroke, fill = (COVERED if tests else MISSED) if node.item else NEUTRAL
         state = "covered" if tests else "missed" if node.item else "label"
-        title = _title(node.id, tests) if node.item else f"router label {node.id[6:]}"
+        title = (
+            _title(node.id, tests)
+            if node.item
+            else f"router label {node.id[6:]}"
+            if node.kind == "label"
+            else node.id  # a graph's own start or end (LangGraph's __start__, __end__)
+        )
         text = node.id[6:] if node.kind == "label" else node.id
         shape = (
             f"<ellipse cx='{x + NODE_W / 2}' cy='{y + NODE_H / 2}' rx='{NODE_W / 2 - 20}' "

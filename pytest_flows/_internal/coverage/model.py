@@ -16,9 +16,11 @@ __all__ = ["Branch", "FlowGraph", "Item", "Link", "Node"]
 KINDS = (
     "method",
     "executor",
+    "node",
     "router label",
     "feedback outcome",
     "route",
+    "command goto",
     "edge",
 )
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.errors import FlowsError, FlowsUsageError, require_bool
-from pytest_flows._internal.exploration.outcomes import Exploration, Outcome, outcome_key
+from pytest_flows._internal.exploration.outcomes import DistinctOutcome, Exploration, outcome_key
 from pytest_flows._internal.exploration.race_reversal import (
     Node,
     add_backtracks,
@@ -35,7 +35,7 @@ from pytest_flows._internal.runtime.sleep_sets import SleepSets
 if TYPE_CHECKING:
     from pytest_flows._internal.session import FlowsSession
 
-__all__ = ["Exploration", "Outcome", "explore", "explore_schedules", "outcome_key"]
+__all__ = ["DistinctOutcome", "Exploration", "explore", "explore_schedules", "outcome_key"]
 
 
 class _PctChooser(Chooser):
@@ -78,7 +78,7 @@ def explore_schedules(
 ) -> Exploration:
     """Run ``make_run`` under schedule after schedule (see the module docstring);
     ``prefix`` (a schedule string) fixes the first choices: one part of a split search."""
-    by_text: dict[str, Outcome] = {}
+    by_text: dict[str, DistinctOutcome] = {}
     choosers: list[Chooser] = []
     caveats: set[str] = set()
 
@@ -106,7 +106,7 @@ def explore_schedules(
         caveats.update(chooser.caveats)
         seen = by_text.get(text)
         if seen is None:
-            by_text[text] = Outcome(text, chooser.schedule, run)
+            by_text[text] = DistinctOutcome(text, chooser.schedule, run)
         else:
             seen.schedules += 1
 

@@ -18,11 +18,11 @@ from pytest_flows._internal.runtime.conflicts import Conflict
 from pytest_flows._internal.runtime.schedule import Chooser
 from pytest_flows._internal.trace import without_addresses
 
-__all__ = ["Exploration", "Outcome", "outcome_key"]
+__all__ = ["DistinctOutcome", "Exploration", "outcome_key"]
 
 
 @dataclasses.dataclass
-class Outcome:
+class DistinctOutcome:
     """One distinct outcome: output, final state and error (the race results, if any).
 
     ``schedule`` replays the first schedule that produced it; ``schedules`` counts them.
@@ -64,7 +64,7 @@ class Exploration:
     depend on the reduction), so the snapshot says what the flow *can* do."""
 
     complete: bool
-    outcomes: list[Outcome]
+    outcomes: list[DistinctOutcome]
     schedules_run: int
     conflicts: list[Conflict]
     strategy: str = "dfs"

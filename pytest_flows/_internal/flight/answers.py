@@ -227,7 +227,8 @@ def _plain_messages(messages: Any) -> Any:
         if isinstance(message, dict):
             plain.append(message)
             continue
-        role = getattr(message, "role", "?")
+        # (a langchain-core message has no role: its type, "human", "ai", ...)
+        role = getattr(message, "role", None) or getattr(message, "type", None) or "?"
         if hasattr(message, "text"):
             text: Any = message_text(message)
         else:
@@ -490,6 +491,9 @@ class People:
                 if entry.get("via") == "request_info":
                     _request_info_answer(human, entry, now)
                     continue
+                if entry.get("via") == "interrupt":
+                    _interrupt_answer(human, entry, now)
+                    continue
                 kind = "ask" if entry.get("via") == "ask" else "feedback"
                 rule = human.on(method=entry.get("method"), kind=kind, where=now)
                 outcome = entry.get("outcome")
@@ -532,6 +536,24 @@ def _request_info_answer(human: Any, entry: dict[str, Any], now: Callable[[Any],
         match=Match(caller=conditions, where=now),
         optional=True,
         label=f"the record's answer to request_info from {method}",
+    )
+
+
+def _interrupt_answer(human: Any, entry: dict[str, Any], now: Callable[[Any], bool]) -> None:
+    """A LangGraph ``interrupt()`` answer (the ``Command(resume=...)`` value), given back
+    as recorded: any JSON value, not only text."""
+    from pytest_flows._internal.fakes.script import Match
+
+    recorded = entry.get("answer")
+    method = entry.get("method")
+    conditions: tuple[tuple[str, Any], ...] = (("kind", "interrupt"),)
+    if method:
+        conditions = (("method", method), *conditions)
+    human.script.add(
+        lambda request: _Typed(recorded),
+        match=Match(caller=conditions, where=now),
+        optional=True,
+        label=f"the record's answer to the interrupt in {method}",
     )
 
 

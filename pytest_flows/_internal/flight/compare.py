@@ -477,8 +477,13 @@ def _paused(run: FlowRun) -> bool:
     """Whether the run ended waiting for a human: its last flow end is ``flow paused``
     (the trace line every adapter writes for it; what the framework's kickoff returned
     then is its own type, which the core does not name)."""
-    ends = [e.kind for e in run.trace if e.kind in ("flow.finished", "flow.failed", "flow.paused")]
-    return bool(ends) and ends[-1] == "flow.paused"
+    ends = [e.kind for e in run.trace if e.kind in _ENDS]
+    return bool(ends) and ends[-1] in _PAUSED
+
+
+#: A run's end lines that mean it waits for a human (a graph: on interrupts), and all.
+_PAUSED = ("flow.paused", "graph.interrupted")
+_ENDS = ("flow.finished", "flow.failed", "graph.finished", "graph.failed", *_PAUSED)
 
 
 def _order_divergence(

@@ -117,6 +117,10 @@ def message_text(message: Any) -> str:
                 result = "".join(str(getattr(item, "text", item)) for item in result)
             error = getattr(content, "exception", None)
             parts.append(f"[result {result if error is None else f'error: {error}'}]")
+    for call in getattr(message, "tool_calls", None) or ():  # a langchain-core AIMessage
+        if isinstance(call, dict):
+            shown = json.dumps(jsonable(call.get("args") or {}), sort_keys=True)
+            parts.append(f"[call {call.get('name', '?')} {shown}]")
     return " ".join(parts) if parts else ("" if text is None else str(text))
 
 

@@ -1,6 +1,7 @@
 """Turning a record's ``module:qual.name`` into the object it names, safely.
 
-A record is data: the flow (or workflow factory) it names is imported only from a
+A record is data: the flow (or workflow factory, or module-level graph) it names is
+imported only from a
 module the user allowed, and the dotted name after ``:`` is followed without running
 anything (no property, no module ``__getattr__``, no call). The object reached must
 itself be defined in an allowed module: ``app:other.function`` reaches
@@ -52,6 +53,16 @@ def _module_of(obj: Any) -> str | None:
     return module if isinstance(module, str) else None
 
 
+def _instance_of_a_module(obj: Any, holder: Any) -> bool:
+    """``obj`` is an object (not a class, function or module) a module binds by name."""
+    return (
+        inspect.ismodule(holder)
+        and not inspect.ismodule(obj)
+        and not inspect.isclass(obj)
+        and hasattr(type(obj), "__module__")
+    )
+
+
 def check_target(target: str) -> tuple[str, str]:
     """``target``'s module and dotted name, if both are Python names (else TargetError)."""
     module, _, qualname = target.partition(":")
@@ -75,7 +86,9 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
         raise TargetError(f"{target!r}: cannot import {module} ({exc})") from None
+    holder = obj  # what the object reached is an attribute of
     for part in qualname.split("."):
+        holder = obj
         try:
             # Statically: a property, a descriptor or a module __getattr__ never runs.
             obj = inspect.getattr_static(obj, part)
@@ -84,6 +97,10 @@ def resolve(target: str, allow: Sequence[str] | None = None) -> Any:
         if isinstance(obj, staticmethod | classmethod):
             raise TargetError(f"{target!r}: {part} is not a class, function or module")
     defined_in = _module_of(obj)
+    if defined_in is None and _instance_of_a_module(obj, holder):
+        # An object a module binds by name (a compiled LangGraph graph), not one reached
+        # through a class (a property): built where it is held.
+        defined_in = holder.__name__
     if defined_in is None:
         raise TargetError(f"{target!r} names a {type(obj).__name__}, not a class or function")
     if allow is not None and not in_allowed(defined_in, allow):

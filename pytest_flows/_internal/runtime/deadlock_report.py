@@ -41,6 +41,8 @@ def deadlock_report(now: float, parts: list[Participant]) -> str:
 
 _INTERNAL = (
     "pytest_flows/_internal/runtime/threads.py",
+    "pytest_flows/_internal/runtime/thread_choice.py",
+    "pytest_flows/_internal/runtime/stuck_threads.py",
     "pytest_flows/_internal/runtime/participants.py",
     "pytest_flows/_internal/runtime/stdlib_seams.py",
     "pytest_flows/_internal/runtime/loop.py",

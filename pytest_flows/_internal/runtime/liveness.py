@@ -51,6 +51,8 @@ _started: list[_RealThread] = []
 #: the flow): never a block to act on.
 _HARNESS = (
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "threads.py"),
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "thread_choice.py"),
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stuck_threads.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "participants.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stdlib_seams.py"),
 )

@@ -23,60 +23,42 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import math
 import random
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pytest_flows._internal.errors import FlowsDeadlockError, FlowsUsageError, FlowsWarning
-from pytest_flows._internal.runtime import liveness, real_work
+from pytest_flows._internal.runtime import liveness, real_work, stuck_threads, thread_choice
 from pytest_flows._internal.runtime import lock_factory as _lock_factory
-from pytest_flows._internal.runtime.deadlock_report import deadlock_report
 from pytest_flows._internal.runtime.participants import (
     FlowsAborted,
     Participant,
     _by_thread,
     _get_ident,
-    _real_sleep,
     _real_thread_start,
     _RealThread,
     _stack,
     current,
-    real_monotonic,
     record_access,
     running_task,
 )
+from pytest_flows._internal.runtime.stuck_threads import unpark
+from pytest_flows._internal.runtime.thread_choice import MAX_DESCHEDULE, SAME_MOMENT
 
 if TYPE_CHECKING:
     from pytest_flows._internal.runtime.loop import VirtualClock
     from pytest_flows._internal.runtime.schedule import Chooser
 
-__all__ = ["ThreadScheduler"]
-
-#: Real seconds to wait for something outside the flow (a thread the test
-#: started, a socket) before calling an all-blocked run a deadlock.
-DEADLOCK_GRACE = 1.0
-#: Real seconds a run that watches real sockets may wait for them with no timer pending.
-REAL_IO_PATIENCE = 60.0
-#: With a seed other than 0, a runnable thread may be held back for at most this
-#: many virtual seconds (an OS deschedules a thread for a while, never for long).
-MAX_DESCHEDULE = 0.1
-#: Deadlines closer than this (virtual seconds) are one moment. The clock rounds each
-#: wait up by a fraction of a microsecond that depends on the reading it starts at (see
-#: VirtualClock.after), so two waits that end together (0.03 + 0.07 and 0.1) end a few
-#: hundred nanoseconds apart in an order the absolute time decides. Were that order
-#: (or which side of MAX_DESCHEDULE a 0.1 s wait falls) to decide who runs, runs of one
-#: flow started at different readings would choose differently: the same schedule would
-#: meet different choice points in an exploration, and seeds (which start at 0) would
-#: reach orders no schedule makes. The scheduler treats them as one moment instead.
-SAME_MOMENT = 1e-5
+__all__ = ["MAX_DESCHEDULE", "SAME_MOMENT", "ThreadScheduler"]
 
 
 class ThreadScheduler:
-    """Serializes the participants of one test and keeps them on one virtual clock."""
+    """Serializes the participants of one test and keeps them on one virtual clock.
+
+    Who runs at a switch point is decided in :mod:`.thread_choice`; threads blocked
+    outside the scheduler, interrupts, deadlocks and aborts are handled in
+    :mod:`.stuck_threads` (their functions are this class's methods)."""
 
     def __init__(self, clock: VirtualClock, seed: int, stream: str) -> None:
         self.clock = clock
@@ -224,7 +206,7 @@ class ThreadScheduler:
                     self._parts.remove(p)
                 p.generation = -1  # let go: it wakes, sees no job and ends
         for p in retired:
-            _wake(p)
+            unpark(p)
 
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:
@@ -416,326 +398,37 @@ class ThreadScheduler:
             return
         self.block(me, _never, self.clock.after(seconds), f"time.sleep({seconds:g})")
 
-    # -- the choice ----------------------------------------------------------------------
-    def _ready(self, exclude: Participant | None = None) -> list[Participant]:
-        now = self.clock.monotonic()
-        return [p for p in list(self._parts) if p is not exclude and p.ready(now)]
+    # -- the choice (thread_choice.py) --------------------------------------------------
+    _ready = thread_choice.ready
+    _choose = thread_choice.choose
+    _loop_turn = thread_choice.loop_turn
+    _seed_zero_choice = staticmethod(thread_choice.seed_zero_choice)
+    _chosen = thread_choice.chosen
+    _pick = thread_choice.pick
+    _next_deadline = thread_choice.next_deadline
+    _next_or_idle = thread_choice.next_or_idle
 
-    def _choose(
-        self, me: Participant, *, handoff: Participant | None, yielding: bool
-    ) -> Participant:
-        others = self._ready(exclude=me)
-        if not others:
-            return me
-        if self.chooser is not None and not self.chooser.passive:
-            if me.is_loop and handoff is None:
-                return self._loop_turn(me, others)
-            default = self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
-            return self._chosen(default, [me, *others], me) or me
-        if self.seed == 0:
-            return self._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
-        return self._pick([me, *others])
-
-    def _loop_turn(self, me: Participant, others: list[Participant]) -> Participant:
-        """The loop's turn under a schedule: a ready worker, or the loop goes on.
-
-        A seed keeps the loop running past a ready worker when the loop's priority is
-        the higher, and then at every turn until the worker blocks: so going on is one
-        choice, and the workers it passed over are not offered again meanwhile.
-        """
-        offered = [p for p in others if not p.deferred]
-        if not offered:
-            return me
-        default = self._seed_zero_choice(me, offered, handoff=None, yielding=False)
-        chosen = self._chosen(default, [me, *offered], me) or me
-        if chosen is me:
-            for p in offered:
-                p.deferred = True
-        return chosen
-
-    @staticmethod
-    def _seed_zero_choice(
-        me: Participant,
-        others: list[Participant],
-        *,
-        handoff: Participant | None,
-        yielding: bool,
-    ) -> Participant:
-        if handoff is not None and handoff in others:
-            return handoff
-        if yielding or me.is_loop:
-            # The loop's turn (and sleep(0)) lets runnable threads go first, as
-            # they would have run meanwhile on a real pool.
-            workers = [p for p in others if not p.is_loop] or others
-            later = [p for p in workers if p.seq > me.seq]
-            return (later or workers)[0]
-        return me
-
-    def _chosen(
-        self, default: Participant, candidates: list[Participant], me: Participant | None
-    ) -> Participant | None:
-        """The schedule's choice: options are the seed-0 choice, then the others by seq.
-
-        ``me`` is the thread choosing (None: one that left). A schedule that does not fit
-        the run ends the run (see :meth:`_abort`): None then, or ``me`` to run on.
-        """
-        assert self.chooser is not None
-        rest = sorted((p for p in candidates if p is not default), key=lambda p: p.seq)
-        options = [default, *rest]
-        seqs = [p.seq for p in options]
-        now = self.clock.monotonic()
-        due = self._next_deadline(after=now)
-        woken: tuple[int, ...] = ()
-        if due is not None and _soon(due, now):
-            # As with seeds: every ready thread may be held back while the clock runs
-            # to a deadline that is near (seq 0 stands for "the clock").
-            seqs.append(0)
-            woken = tuple(
-                p.seq
-                for p in self._parts
-                if p.deadline is not None and not p.done and now < p.deadline <= due
-            )
-        if len(seqs) == 1:
-            return default
-        self.chooser.loops.update(p.seq for p in options if p.is_loop)
-        self.chooser.now = now  # the sleep sets wake every thread when the clock moves
-        try:
-            index = self.chooser.pick("thread", tuple(seqs), woken)
-        except FlowsUsageError as error:
-            # Raised into the flow's code it would be the flow's error (or be caught by
-            # it); the run ends instead, and the run's caller gets it (schedule_runs.py).
-            self._abort(error, me)
-            return me
-        if index == len(options):
-            assert due is not None
-            self.clock.advance_to(due)
-            self.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
-            ready = [p for p in self._ready() if p in candidates or p.ready(due)]
-            return self._chosen(default if default in ready else ready[0], ready, me)
-        return options[index]
-
-    def _pick(self, candidates: list[Participant]) -> Participant:
-        """The seeded choice (seeds other than 0): the ready thread of highest priority.
-
-        Each thread draws a random priority for each piece of work it takes on, as in
-        probabilistic concurrency testing (PCT): whichever of several ready threads an
-        OS would have run first is equally likely to be any of them. A thread may also
-        be held back a little while the clock runs on (an OS deschedules a thread for a
-        while, never for long).
-        """
-        due = self._next_deadline(after=self.clock.monotonic())
-        soon = due is not None and _soon(due, self.clock.monotonic())
-        if soon and self._rng.random() < 1 / (len(candidates) + 1):
-            assert due is not None
-            self.clock.advance_to(due)
-            candidates = self._ready() or candidates
-        return max(candidates, key=lambda p: (p.priority, -p.seq))
-
-    def _next_deadline(self, after: float | None = None) -> float | None:
-        """The next moment a deadline is due (later than ``after``: a thread held back while
-        the clock runs on skips those already reached, whose threads are ready): the
-        latest of the deadlines within :data:`SAME_MOMENT` of the earliest, so the clock
-        moving there wakes them all at once."""
-        deadlines = [
-            p.deadline
-            for p in self._parts
-            if p.deadline is not None and not p.done and (after is None or p.deadline > after)
-        ]
-        due = min(deadlines) if deadlines else None
-        if due is not None:
-            due = max(d for d in deadlines if d <= due + SAME_MOMENT)
-        # A wait for ever (asyncio.sleep(math.inf)) is never due: time does not jump there.
-        return due if due is not None and math.isfinite(due) else None
-
-    def _next_or_idle(self, me: Participant | None) -> Participant | None:
-        """The next participant to run after ``me`` blocked (or left), resolving idleness:
-        move the clock, wait for the world outside the flow, or report a deadlock."""
-        waited = 0.0
-        pause = 0.00005
-        held = 0.0  # real seconds virtual time waited for real work outside (real_work.py)
-        while True:
-            ready = self._ready()
-            if ready:
-                real_work.held_until_ready(self, held)
-                if self.chooser is not None and not self.chooser.passive:
-                    workers = [p for p in ready if not p.is_loop]
-                    return self._chosen((workers or ready)[0], ready, me)
-                if self.seed == 0:
-                    workers = [p for p in ready if not p.is_loop]
-                    return (workers or ready)[0]
-                return self._pick(ready)
-            due = self._next_deadline()
-            if due is not None and not self._watches_sockets():
-                holding = real_work.hold(self, due, held)
-                if holding is not None:
-                    held = holding
-                    continue
-                held = 0.0
-                self.clock.advance_to(due)
-                if self.chooser is not None and not self.chooser.passive:
-                    self.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
-                continue
-            if not any(p.is_loop for p in self._parts):
-                # Only threads are left and all are blocked: something outside the flow
-                # (a test thread, interpreter shutdown) may still release them.
-                return None
-            limit = REAL_IO_PATIENCE if self._watches_sockets() else self.outside_patience()
-            if waited >= limit and (
-                waited >= limit + self.block_grace or real_work.in_flight(self.block_grace) is None
-            ):
-                # A deadlock only when nothing outside the scheduler (a thread sleeping
-                # or running, a child process) can still wake a waiter (real_work.py).
-                return self._deadlock(me)
-            # Something outside the flow (a socket, a thread of the test) may still
-            # wake a participant: give it real time, and let the clock follow by as
-            # much real time as passed (a loaded machine oversleeps).
-            started = real_monotonic()
-            _real_sleep(pause)
-            slept = real_monotonic() - started
-            waited += slept
-            if due is not None:
-                self.clock.advance_to(min(due, self.clock.monotonic() + slept))
-            pause = min(pause * 2, 0.002)
-
-    # -- the liveness guard (see pytest_flows._internal.runtime.liveness) ---------------------
+    # -- the liveness guard's side, interrupts, deadlocks (stuck_threads.py) -------------
     @property
     def holder(self) -> Participant | None:
         """The participant holding the baton (None: nobody runs)."""
         return self._holder
 
-    def has_ready(self, me: Participant) -> bool:
-        """Whether a participant other than ``me`` could run now."""
-        return bool(self._ready(exclude=me))
-
-    def spent_quantum(self, me: Participant) -> None:
-        """``me`` spun through a preemption bound (real_work.py): under a seed its
-        priority drops below every other ready thread's, or a spinner drawn highest
-        would win every yield and starve the thread it polls for."""
-        if self.seed == 0:
-            return
-        others = self._ready(exclude=me)
-        if others:
-            me.priority = min(p.priority for p in others) * self._rng.random()
-
-    def next_deadline(self) -> float | None:
-        """The next moment a pending deadline is due (None: none is)."""
-        return self._next_deadline()
-
-    def spinning(self, me: Participant, method: str, limit: float) -> None:
-        """``me`` spun alone for ``limit`` virtual seconds, with nothing that could end it:
-        the run ends, naming the spinning method and every thread's stack."""
-        text = (
-            f"flow thread {me.name!r} kept running {method} for {limit:g} virtual seconds "
-            "without blocking, and nothing else can run, no deadline is pending and no "
-            "work outside the scheduler is in flight: nothing can ever end the loop (bare, "
-            "it would spin for ever). Give the loop a way out (a deadline, a sleep, an "
-            "event another thread sets), or raise the bound with "
-            "flows.scheduler.threads.real_work.spin_limit.\n\n"
-        )
-        self._abort(FlowsDeadlockError(text + deadlock_report(self.clock.monotonic(), [])), me)
-
-    def has_outside(self) -> bool:
-        """Whether a participant is blocked outside the scheduler."""
-        return any(p.outside for p in self._parts)
-
-    def outside_patience(self) -> float:
-        """Real seconds to wait, with nothing else able to run, before calling the run
-        deadlocked: a socket may take a while to answer, nothing else should."""
-        if any(p.outside and p.what.startswith("a socket") for p in self._parts):
-            return REAL_IO_PATIENCE
-        return DEADLOCK_GRACE
-
-    def blocked_outside(
-        self, p: Participant, frame: object, lasti: int, what: str, in_socket: bool
-    ) -> None:
-        """The watchdog saw ``p``, holding the baton, blocked outside the scheduler for
-        longer than :attr:`block_grace`: a switch point. The others run meanwhile, and
-        ``p`` waits for the baton again at its next switch point."""
-        with self._mutex:
-            if self._holder is not p or p.outside or self._aborted is not None or self.detached:
-                return
-            now = sys._current_frames().get(p.ident) if p.ident is not None else None
-            if now is not frame or getattr(now, "f_lasti", None) != lasti:
-                return  # it moved on meanwhile
-            p.outside = True
-            p.what = f"{what} (blocked outside the scheduler)"
-            self._holder = None
-            if what not in self._warned:
-                self._warned.add(what)
-                p.note = what
-        if self.chooser is not None:
-            self.chooser.caveats.add(
-                "a thread blocked outside the scheduler (an unmanaged lock, a socket): "
-                "the order around it is the OS's"
-            )
-        self._resume_others()
-
-    def _resume_others(self) -> None:
-        """Hand the free baton to whoever can run (the clock jumps to a due deadline if
-        nobody can); else the outside thread takes it when it comes back."""
-        with self._mutex:
-            if self._holder is not None or self._aborted is not None or self.detached:
-                return
-            ready = self._ready()
-            if not ready:
-                due = self._next_deadline()
-                if due is not None:
-                    self.clock.advance_to(due)
-                    ready = self._ready()
-            if not ready:
-                return
-            if self.seed == 0 or self.chooser is not None:
-                workers = [p for p in ready if not p.is_loop]
-                nxt = (workers or ready)[0]
-            else:
-                nxt = self._pick(ready)
-            self._holder = nxt
-            self.switches += 1
-        self._note_holder(nxt)
-        nxt._wake.release()
-
-    def _reenter(self, me: Participant) -> None:
-        """``me`` came back from a block outside the scheduler: it waits for the baton."""
-        with self._mutex:
-            me.outside = False
-            me.what = ""
-            me.ready_when, me.deadline = None, None
-            take = self._holder is None and self._aborted is None
-            if take:
-                self._holder = me
-                self._note_holder(me)
-        note, me.note = me.note, ""
-        if not take:
-            self._park(me)
-        if note:
-            warnings.warn(
-                FlowsWarning(
-                    f"a flow thread blocked outside the scheduler for over {self.block_grace:g} "
-                    f"real seconds on {note}; the other threads ran meanwhile, so the order "
-                    "around it is only as deterministic as that primitive. Build locks, "
-                    "conditions and events during the test (they are then managed), or "
-                    "raise the grace with @pytest.mark.flows(block_grace=...)."
-                ),
-                stacklevel=4,
-            )
-
-    def outside_deadlock(self) -> None:
-        """Nothing has run for the patience while a thread is blocked outside the
-        scheduler and nobody else can move: report every thread, never wait for ever."""
-        with self._mutex:
-            if self._holder is not None or self._aborted is not None or self.detached:
-                return
-            if self._ready() or not any(p.is_loop for p in self._parts):
-                return
-        self._deadlock(None)
-
-    def _watches_sockets(self) -> bool:
-        for p in self._parts:
-            for loop in p.loops:
-                selector = getattr(loop, "_selector", None)
-                if selector is not None and len(selector.get_map()) > 1:
-                    return True
-        return False
+    has_ready = stuck_threads.has_ready
+    spent_quantum = stuck_threads.spent_quantum
+    next_deadline = stuck_threads.next_deadline
+    spinning = stuck_threads.spinning
+    has_outside = stuck_threads.has_outside
+    outside_patience = stuck_threads.outside_patience
+    blocked_outside = stuck_threads.blocked_outside
+    _resume_others = stuck_threads.resume_others
+    _reenter = stuck_threads.reenter
+    outside_deadlock = stuck_threads.outside_deadlock
+    _watches_sockets = stuck_threads.watches_sockets
+    _interrupted = stuck_threads.interrupted
+    _check_abort = stuck_threads.check_abort
+    _deadlock = stuck_threads.deadlock
+    _abort = stuck_threads.abort
 
     # -- baton passing -----------------------------------------------------------------
     def _transfer(self, me: Participant, nxt: Participant) -> None:
@@ -771,30 +464,6 @@ class ThreadScheduler:
             raise
         if not me.let_go:
             self._check_abort(me)
-
-    def _interrupted(self, me: Participant, error: BaseException) -> None:
-        if self._aborted is not None or self.detached:
-            return
-        report = deadlock_report(self.clock.monotonic(), list(self._parts)).split("\n", 2)[-1]
-        error.add_note(
-            f"pytest-flows: {type(error).__name__} arrived while {me.name!r} waited for its "
-            f"turn; the run ends. Its threads:\n{report}"
-        )
-        with self._mutex:
-            self._aborted = error
-            parked = [p for p in self._parts if p is not me]
-            for p in self._parts:
-                p.cut = True
-            self._parts.clear()
-            self._idle.clear()
-            self._holder = None
-        if me.is_loop and running_task(me) is not None:
-            # Raised inside a task step, the task may take it as its own result: the
-            # loop's next turn raises it again, outside any task, and the run ends.
-            me.cut, me.error = True, error
-            self._interrupt = error
-        for p in parked:
-            _wake(p)
 
     def poke(self) -> None:
         """Something outside the flow released a primitive: if nobody holds the baton,
@@ -835,7 +504,7 @@ class ThreadScheduler:
             self._idle.clear()
             self._holder = None
         for p in parked:
-            _wake(p)
+            unpark(p)
 
     @property
     def aborted(self) -> bool:
@@ -846,61 +515,6 @@ class ThreadScheduler:
     def idle(self) -> bool:
         return self._holder is None and bool(self._parts)
 
-    # -- deadlock ------------------------------------------------------------------------
-    def _check_abort(self, me: Participant) -> None:
-        if not me.cut:
-            return
-        if me.error is not None:
-            if me.error is self._interrupt and running_task(me) is not None:
-                return  # raised again only between task steps (see _interrupted)
-            error, me.error = me.error, None
-            raise error
-        if not me.is_loop:
-            raise FlowsAborted()
-
-    def _deadlock(self, me: Participant | None) -> Participant | None:
-        self._abort(FlowsDeadlockError(deadlock_report(self.clock.monotonic(), self._parts)), me)
-        return None
-
-    def _abort(self, error: BaseException, me: Participant | None) -> None:
-        """End the run with ``error``: every parked thread is woken, the run's root loop
-        raises it, the other threads unwind (FlowsAborted) and the loops run on as plain
-        loops. ``me`` is the calling thread (None: one that left)."""
-        self._aborted = error
-        with self._mutex:
-            self._holder = None
-            parked = [p for p in self._parts if p is not me]
-            loops = [p for p in self._parts if p.is_loop]
-            # Every thread of the run unwinds, however long it takes to get there: the
-            # scheduler forgets them now, so the next run starts afresh (see enter).
-            for p in self._parts:
-                p.cut = True
-            if me is not None:
-                me.cut = True
-            self._parts.clear()
-            self._idle.clear()
-        root = loops[0] if loops else None
-        if root is not None and root is not me:
-            root.error = error
-        for p in parked:
-            _wake(p)
-        if root is None or me is root:
-            raise error  # nobody else to tell: the caller's thread ends the run
-        if me is not None and not me.is_loop:
-            raise FlowsAborted()
-
 
 def _never() -> bool:
     return False
-
-
-def _wake(p: Participant) -> None:
-    """Unpark ``p`` when letting every thread go (it may already be unparked)."""
-    if p._wake.locked():
-        p._wake.release()
-
-
-def _soon(due: float, now: float) -> bool:
-    """Whether a ready thread may be held back while the clock runs to ``due`` (a wait
-    of exactly MAX_DESCHEDULE is within, however the clock rounded it: SAME_MOMENT)."""
-    return due - now <= MAX_DESCHEDULE + SAME_MOMENT

@@ -299,13 +299,16 @@ def test_auto_calls_each_offered_tool_then_answers(llm):
 
 
 def test_handle_gives_a_flows_chat_model_on_the_script(llm):
-    model = llm.handle("claude-sonnet")
+    # framework=: crewai or agent_framework may be imported in this process too.
+    model = llm.handle("claude-sonnet", framework="langgraph")
     assert isinstance(model, FlowsChatModel)
     llm.on(model="claude-sonnet").reply("by model")
     assert model.invoke("hi").content == "by model"
 
 
-@pytest.mark.parametrize("seed", [0, 1, 7])
+# Seed 0 leaves the pool threads free (the order the machine gives, as without the
+# harness): only a non-zero seed promises an order.
+@pytest.mark.parametrize("seed", [1, 2, 7])
 def test_parallel_branches_ask_in_the_same_order_for_the_same_seed(seed):
     from pytest_flows import FlowsSession
 
