@@ -173,6 +173,54 @@ def test_a_changed_backstory_in_a_crew_before_parallel_listeners_is_reported(
     assert "+  You are Researcher. A skimmer." in first.diff.splitlines()
 
 
+#: A run recorded on a loaded machine (load average ~9): after ``research``, the
+#: summary crew took 0.15 s of CPU to set up before its request, whose reply was quick,
+#: and ``headline``'s slower reply came back in the meantime; headline finished first,
+#: summarize last (its output is the run's). Each entry: kind, method, seconds after
+#: ``research`` finished.
+_LOADED_TAIL = [
+    ("method.started", "summarize", 0.0),
+    ("method.started", "headline", 0.129),
+    ("crew.started", "summarize", 0.167),
+    ("llm.request", "headline", 0.175),
+    ("method.started", "count", 0.176),
+    ("llm.request", "summarize", 0.32),
+    ("llm.response", "summarize", 0.329),
+    ("method.finished", "count", 0.354),
+    ("crew.finished", "summarize", 0.363),
+    ("llm.response", "headline", 0.364),
+    ("method.finished", "headline", 0.365),
+    ("method.finished", "summarize", 0.3651),
+    ("flow.finished", None, 0.367),
+]
+
+
+def test_an_order_production_cpu_time_decided_comes_back(flows, production):
+    """The harness runs code in no virtual time: the summary crew's setup took none, its
+    quick reply came back long before headline's (0.18 s, more than a thread is held
+    back), and no schedule could let headline finish first. The replay then also waits,
+    before each reply, the time its method spent before the request in production."""
+    record = read_record(production["records"]["coral reefs"].path)
+    entries = record.entries
+    done = next(
+        i
+        for i, e in enumerate(entries)
+        if e["kind"] == "method.finished" and e["method"] == "research"
+    )
+    head, t0 = entries[: done + 1], entries[done]["t"]
+    tail = {(e["kind"], e.get("method")): e for e in entries[done + 1 :]}
+    record.entries = [*head, *(dict(tail[k, m], t=t0 + dt) for k, m, dt in _LOADED_TAIL)]
+    for seq, entry in enumerate(record.entries, 1):
+        entry["seq"] = seq
+    summary = tail["method.finished", "summarize"]
+    record.entries[-1]["rendered"] = record.end["rendered"] = summary["rendered"]
+    record.end["output"] = summary["output"]
+    replayed = flows.replay(record, ResearchFlow)
+    assert not replayed.diverged, replayed.report()
+    assert replayed.run.output == summary["output"]
+    assert "also waiting the time its method spent before the request" in replayed.interleaving
+
+
 def test_a_changed_crew_input_is_reported(flows, production):
     record = read_record(production["records"]["tides"].path)
     record.of_kind("crew.started")[0]["inputs"]["topic"] = "waves"

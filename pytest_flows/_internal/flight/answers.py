@@ -36,6 +36,10 @@ class _Call:
     number: int  # 1-based among its method's calls
     agent: str | None = None
     task: str | None = None
+    #: Wall-clock seconds its method spent between its previous recorded step (its
+    #: start, an LLM reply, a tool's end, a human's answer) and this request: work the
+    #: harness runs in no virtual time at all (a crew being set up, a loaded machine).
+    before: float = 0.0
 
     @property
     def where(self) -> str:
@@ -96,6 +100,20 @@ def bound_or_new(session: Any, kind: str, build: Callable[[], Any]) -> Any:
     return fake
 
 
+#: The entries that mark a point a method's own code passed at a moment the replay
+#: reproduces in virtual time (see _Call.before).
+_STEPS = frozenset(
+    (
+        "method.started",
+        "llm.response",
+        "llm.failed",
+        "tool.finished",
+        "tool.failed",
+        "human.answered",
+    )
+)
+
+
 def calls_of(record: Record) -> list[_Call]:
     # A crew runs on the harness: its agents' calls are answered like the flow's own.
     requests: dict[str, dict[str, Any]] = {}
@@ -106,12 +124,20 @@ def calls_of(record: Record) -> list[_Call]:
     ran: dict[str, list[dict[str, Any]]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     calls: list[_Call] = []
+    before: dict[str, float] = {}
     # A streamed reply's chunks, by call id (the replay streams the same chunks).
     chunks: dict[str, list[str]] = defaultdict(list)
+    # Each method's latest recorded step its own code passed (see _Call.before).
+    steps: dict[str, float] = {}
     for entry in record.entries:
         kind = entry.get("kind")
+        if kind in _STEPS:
+            steps[str(entry.get("method") or "")] = float(entry.get("t", 0))
         if kind == "llm.request":
             requests[str(entry.get("call_id"))] = entry
+            at = float(entry.get("t", 0))
+            since = steps.get(str(entry.get("method") or ""), at)
+            before[str(entry.get("call_id"))] = max(0.0, at - since)
         elif kind == "llm.chunk":
             chunks[str(entry.get("call_id"))].append(str(entry.get("chunk", "")))
         elif kind == "tool.started" and tools_in_calls:
@@ -153,6 +179,7 @@ def calls_of(record: Record) -> list[_Call]:
                     number=counts[method],
                     agent=_text_or_none(request.get("agent")),
                     task=_text_or_none(request.get("task")),
+                    before=before.pop(call_id, 0.0),
                 )
             )
     return calls
@@ -243,6 +270,9 @@ class Answers:
     def __init__(self, calls: list[_Call]) -> None:
         self.calls = calls
         self.attempt = 0
+        #: Whether each reply also waits its method's recorded time before the request
+        #: (_Call.before): production's time the harness does not spend.
+        self.timed = False
         self.divergences: list[Divergence] = []
         self.used: set[int] = set()
 
@@ -258,7 +288,8 @@ class Answers:
         for method, calls in by_method.items():
             rule = fake.on(method=method, where=now) if method else fake.on(where=now)
             for call in calls:
-                rule.reply(self._answerer(call), optional=True, latency=call.latency)
+                latency = call.latency + (call.before if self.timed else 0.0)
+                rule.reply(self._answerer(call), optional=True, latency=latency)
         # Anything else (a request the record does not have) fails the run, reported.
         fake.on(where=now).reply(self._unrecorded, times=ALWAYS, optional=True)
 

@@ -26,7 +26,7 @@ from pytest_flows._internal.flight.format import Record
 from pytest_flows._internal.flight.result import ReplayResult
 from pytest_flows._internal.runtime.schedule import Chooser, encode
 
-__all__ = ["Attempts", "by_schedule", "by_seed"]
+__all__ = ["Attempts", "by_schedule", "by_seed", "timed"]
 
 
 class _Guided(Chooser):
@@ -66,6 +66,9 @@ class Attempts:
         self.first: ReplayResult | None = None
         #: Today's code differs in more than the order: searching orders cannot help.
         self.stopped = False
+        #: The schedule search stopped having tried every schedule that could change the
+        #: order (on the timing it replayed with).
+        self.exhausted = False
         #: The first attempt with the recorded order of methods (other results may differ).
         self.same_order: ReplayResult | None = None
         #: Methods overlapped in the recorded run: the interleaving inside them matters.
@@ -204,7 +207,7 @@ def by_schedule(attempts: Attempts, budget: int) -> ReplayResult | None:
             else ""
         )
     if not pending:
-        attempts.stopped = True
+        attempts.stopped = attempts.exhausted = True
     attempts.schedules_tried = tried
     return None
 
@@ -234,4 +237,45 @@ def by_seed(attempts: Attempts, seeds: int) -> ReplayResult | None:
         f"{candidates} were tried. It was not shown impossible: a larger budget "
         "(flows.replay(..., schedules=...)) may find it."
     )
+    return None
+
+
+def timed(attempts: Attempts, schedules: int, seeds: int) -> ReplayResult | None:
+    """The search once more, each LLM reply also waiting the time its method spent
+    before the request in production (its code ran for a while: a crew being set up, a
+    loaded machine), which the harness runs in no virtual time at all. A reply then
+    comes back when it did in production, relative to its method's previous step, and
+    orders production's timing decided that no schedule reaches on the CPU-free
+    timeline come back (a listener's crew finishing after a quick sibling's reply)."""
+    if attempts.same_order is not None or (attempts.stopped and not attempts.exhausted):
+        return None
+    if not any(call.before > 0 for call in attempts.answers.calls):
+        return None
+    first, tried, exhausted = attempts.first, attempts.schedules_tried, attempts.exhausted
+    assert first is not None
+    said = first.interleaving
+    attempts.stopped = attempts.exhausted = False
+    attempts.answers.timed = True
+    try:
+        found = by_schedule(attempts, schedules) or (
+            None if attempts.stopped else by_seed(attempts, seeds)
+        )
+    finally:
+        attempts.answers.timed = False
+    result = found or attempts.same_order
+    if result is not None:
+        result.interleaving = (
+            f"{result.interleaving} It came back only with each LLM reply also waiting the "
+            "time its method spent before the request in production (work the harness "
+            "runs in no virtual time); on the harness's own timing "
+            + (
+                f"no schedule gives it ({tried} tried)."
+                if exhausted
+                else f"{tried} schedule(s) and {seeds} seed(s) did not give it."
+            )
+        )
+        return found
+    first.interleaving = said
+    attempts.stopped, attempts.exhausted = exhausted, exhausted
+    attempts.schedules_tried = tried
     return None

@@ -28,7 +28,7 @@ from pytest_flows._internal.fakes.llm_script import LLMScript
 from pytest_flows._internal.flight.answers import bound_or_new
 from pytest_flows._internal.flight.capture import FlightRecorder
 from pytest_flows._internal.flight.format import Record, RecordError, read_record
-from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed
+from pytest_flows._internal.flight.interleaving import Attempts, by_schedule, by_seed, timed
 from pytest_flows._internal.flight.result import Divergence, ReplayDivergenceError, ReplayResult
 from pytest_flows._internal.flight.targets import TargetError, resolve
 
@@ -111,6 +111,8 @@ def replay(
         found = by_schedule(attempts, schedules)
         if found is None and not attempts.stopped:
             found = by_seed(attempts, seeds)
+        if found is None:
+            found = timed(attempts, schedules, seeds)
     for note in attempts.people.notes():
         # Never silently: a crew the replay could not run is said in the report and here.
         warnings.warn(f"flows.replay({record.path.name}): {note}", FlowsWarning, stacklevel=3)
