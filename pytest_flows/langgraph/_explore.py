@@ -196,7 +196,7 @@ def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
             and not me.sched.aborted
             and threading.current_thread() in _WORKERS
         ):
-            me.priority = me.sched._rng.random()  # the scheduler's seeded draws
+            me.sched.redraw(me)  # the scheduler's seeded draws, as its own pool does
         run(self)
 
     return SEAMS[POOL_JOB].replace(run_job)

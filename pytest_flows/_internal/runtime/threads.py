@@ -103,6 +103,12 @@ class ThreadScheduler:
         p.priority = self._rng.random()
         return p
 
+    def redraw(self, p: Participant) -> None:
+        """New work, a new draw: ``p`` (a pool worker taking a job) gets a fresh priority
+        from the seeded stream, so a worker that ran one job does not outrank its idle
+        siblings for the next."""
+        p.priority = self._rng.random()
+
     def enter(self, name: str) -> Participant:
         """Make the calling thread a participant; returns once it holds the baton."""
         with self._mutex:
@@ -184,7 +190,7 @@ class ThreadScheduler:
             self.start(thread, worker)
             return
         worker.job = body
-        worker.priority = self._rng.random()  # new work, a new draw
+        self.redraw(worker)
         worker.deferred = False
         if me is not None:
             self._spawned(me, worker)
