@@ -34,7 +34,6 @@ from pytest_flows.adapters import (
 from pytest_flows.langgraph import _ids
 from pytest_flows.langgraph._run import (
     GraphRun,
-    PendingInterrupt,
     call_of,
     status_of,
 )
@@ -296,10 +295,10 @@ def _human_answers(
     """The input that continues the run with the human's answers, or None (stop here)."""
     if fakes.human is None or graph.checkpointer in (None, False):
         return None
-    from pytest_flows.langgraph._human import answer_pending
+    from pytest_flows.langgraph._human import answer_pending, pending_interrupts
 
     state = graph.get_state(run.config)
-    pending = PendingInterrupt.all_of(state)
+    pending = pending_interrupts(graph, state)
     watch = fakes.watch
     names = watch.names if watch is not None else _ids.Names()
     if pending:
@@ -331,7 +330,9 @@ def _finish(graph: Any, run: GraphRun, watch: GraphWatch, sink: Any) -> None:
     if state is not None:
         run.values = state.values
         run.next = tuple(state.next)
-        run.pending = PendingInterrupt.all_of(state)
+        from pytest_flows.langgraph._human import pending_interrupts
+
+        run.pending = pending_interrupts(graph, state)
     run.status = status_of(run)
     run.output = run.values
     run.state = run.values

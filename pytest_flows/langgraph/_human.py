@@ -40,7 +40,18 @@ from pytest_flows.adapters import (
     render_value,
 )
 
-__all__ = ["Interrupts", "answer_breakpoint", "answer_pending", "interrupts"]
+__all__ = [
+    "Interrupts",
+    "answer_breakpoint",
+    "answer_pending",
+    "interrupts",
+    "pending_interrupts",
+]
+
+# What a task leaves in its superstep's pending writes besides its output: a question,
+# an answer, an error. Any other write means the task finished (the channel names are
+# the stored checkpoint format, which every saver keeps).
+_CONTROL_WRITES = frozenset(("__error__", "__error_source_node__", "__interrupt__", "__resume__"))
 
 
 def _script_of(human: Any) -> Any:
@@ -200,6 +211,39 @@ def _request(
     caller: dict[str, Any] = {"flow": str(graph.name), "method": node, "kind": kind}
     caller["occurrence"] = human.occurrence(caller)
     return Request(caller=caller, prompt=_prompt(value), purpose=kind, data=data)
+
+
+def pending_interrupts(graph: Any, state: Any) -> list[Any]:
+    """The interrupts ``state`` (``graph.get_state(config)``) still waits on, in
+    LangGraph's order.
+
+    LangGraph < 1.2.13 lists in ``get_state()`` the answered interrupt of a task that
+    has since finished (of two parallel interrupts, the one ``Command(resume={id: ...})``
+    answered; langgraph #5952), and later releases do not: a task with an output write
+    in its superstep's pending writes is finished and waits on nothing, the rule
+    LangGraph itself applies since. The saver is read only when something is pending.
+    """
+    from pytest_flows.langgraph._run import PendingInterrupt
+
+    pending = PendingInterrupt.all_of(state)
+    if not pending:
+        return pending
+    try:
+        saved = graph.checkpointer.get_tuple(state.config)
+    except Exception:  # an async-only saver: LangGraph's own list stands
+        return pending
+    finished = {
+        str(task_id)
+        for task_id, channel, _ in (getattr(saved, "pending_writes", None) or ())
+        if channel not in _CONTROL_WRITES
+    }
+    answered = {
+        str(interrupt.id)
+        for task in getattr(state, "tasks", ()) or ()
+        if str(task.id) in finished
+        for interrupt in getattr(task, "interrupts", ()) or ()
+    }
+    return [item for item in pending if item.id not in answered]
 
 
 def answer_pending(human: Any, graph: Any, pending: Sequence[Any], clock: Any) -> dict[str, Any]:

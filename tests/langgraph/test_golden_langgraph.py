@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from importlib.metadata import version
 from pathlib import Path
 
 import langchain_core.tracers.context
@@ -22,6 +23,12 @@ import pytest_flows.langgraph._golden
 # Imported here, not first inside the in-process runs (pytester unloads what a run imported).
 assert langchain_core.tracers.context.register_configure_hook
 assert pytest_flows.langgraph._adapter.ADAPTER.golden() is pytest_flows.langgraph._golden.ADAPTER
+
+# langgraph-checkpoint < 4.3.0 decodes a stored object whose class is gone to None,
+# silently (4.3.0 logs "Could not reconstruct ..." and keeps its fields as a dict): the
+# golden check sees no codec trouble, and the resumed runs break as behaviour.
+_CHECKPOINT = tuple(int(part) for part in version("langgraph-checkpoint").split(".")[:2])
+SILENT_LOST_CLASS = _CHECKPOINT < (4, 3)
 
 GRAPH = """
 import dataclasses
@@ -187,6 +194,16 @@ def test_a_stored_class_that_is_gone_is_codec(project: pytest.Pytester) -> None:
     write_graph(project, extra_key="legacy: str", draft_class="Manuscript")
     result = run_check(project)
     result.assert_outcomes(failed=1)
+    if SILENT_LOST_CLASS:
+        result.stdout.fnmatch_lines(
+            [
+                "*break(s) (behaviour)*",
+                "*[[]behaviour[]] run 1 (graph drafts), resumed from checkpoint *",
+                '*-graph finished drafts values={"draft": {"text": "Golden Files"}*',
+                '*+graph finished drafts values={"draft": null*',
+            ]
+        )
+        return
     result.stdout.fnmatch_lines(
         [
             "*break(s) (codec)*",

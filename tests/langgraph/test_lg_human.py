@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import lg_graphs
 import pytest
 from langgraph.graph import END, START, StateGraph
@@ -9,6 +11,12 @@ from langgraph.types import Command, interrupt
 
 from pytest_flows import UnscriptedRequest
 from pytest_flows.langgraph import interrupts
+
+_LANGGRAPH = tuple(int(part) for part in version("langgraph").split(".")[:3])
+# LangGraph < 1.2.20 gives every interrupt() of one task the same id (the hash of the
+# task's namespace; langgraph #6626): the second question of a node is `i2` again.
+# From 1.2.20 on an interrupt's id also counts the answers its task already has.
+ONE_ID_PER_TASK = _LANGGRAPH < (1, 2, 20)
 
 
 def _approval_builder():
@@ -52,7 +60,9 @@ def test_interrupts_are_answered_with_values_and_texts_in_one_run(flows, human):
     assert resumed == [
         "graph resumed LangGraph answers=[i1]",
         "graph resumed LangGraph answers=[i2]",
-        "graph resumed LangGraph answers=[i3]",
+        "graph resumed LangGraph answers=[i2]"
+        if ONE_ID_PER_TASK
+        else "graph resumed LangGraph answers=[i3]",
     ]
 
 
@@ -108,7 +118,26 @@ def test_command_resume_by_id_answers_one_of_several(flows):
         Command(resume={first.id: "a"}),
         config=run.config,
     )
-    assert partly.status == "interrupted" and len(partly.pending) == 1
+    # p0 finished: its answered interrupt is no longer pending (LangGraph < 1.2.13 still
+    # lists it in get_state(); the harness applies the later releases' rule)
+    assert partly.status == "interrupted"
+    assert [(p.node, p.value) for p in partly.pending] == [("p1", "p1?")]
+    assert partly.next == ("p1",)
+
+
+def test_a_paused_sibling_is_the_only_interrupt_left_pending(flows, human):
+    interrupts(human).on(node="p0").respond("a")
+    interrupts(human).on(node="p1").pause()  # p0's answer alone continues the run...
+    interrupts(human).on(node="p1").pause()  # ...and p1 asks again: it stops there
+
+    run = flows.run(lg_graphs.parallel_interrupts_builder(2), {"notes": []})
+
+    assert run.status == "interrupted"
+    assert [p.node for p in run.pending] == ["p1"]
+    # p0 finished: its answered interrupt is not asked again
+    assert [r.caller["method"] for r in human.requests] == ["p0", "p1", "p1"]
+    done = human.resume(run, "b")
+    assert done.values["notes"] == ["p0=a", "p1=b", "join"]
 
 
 def test_an_interrupt_inside_a_subgraph_is_answered(flows, human):
