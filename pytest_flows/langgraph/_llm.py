@@ -441,8 +441,12 @@ class _Answer:
     def _record(self, outcome: tuple[tuple[str, str], ...]) -> None:
         session = self.bound.session
         if session is not None:
+            from pytest_flows.langgraph._adapter import ADAPTER
+
+            # through the adapter's sink: inside a node the line joins that node's block
+            # (the graph's lines are written per superstep, in task order)
             keys = ("checkpoint_ns", "model")
-            session.record(llm_call_event(self.request, outcome, keys=keys))
+            ADAPTER.trace_sink(session)(llm_call_event(self.request, outcome, keys=keys))
 
     # -- time --------------------------------------------------------------------------
     def sleep(self, seconds: float) -> None:

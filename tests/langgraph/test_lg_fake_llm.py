@@ -291,6 +291,20 @@ def test_each_call_is_a_trace_line(llm, flows):
     ]
 
 
+def test_a_call_in_a_flows_run_is_in_its_nodes_block(llm, flows):
+    llm.reply(call_tool("search", query="q"), "done")
+    run = flows.run(g.react_agent(), {"messages": [("user", "hi")]})
+    lines = run.trace.lines()
+    first = lines.index("task started agent triggers=[branch:to:agent]")
+    # the graph's lines are written per superstep: the call is between its task's lines,
+    # not before the run's first checkpoint (where it happened in time)
+    assert (
+        lines[first + 1] == 'llm call agent purpose=agent model=gpt-4o tools=search({"query": "q"})'
+    )
+    last = len(lines) - 1 - lines[::-1].index("task started agent triggers=[branch:to:agent]")
+    assert lines[last + 1] == "llm call agent purpose=agent model=gpt-4o reply=done"
+
+
 def test_auto_calls_each_offered_tool_then_answers(llm):
     llm.auto()
     out = g.react_agent().invoke({"messages": [("user", "hi")]})
