@@ -62,6 +62,7 @@ from pytest_flows.adapters import (
     tool_calls_of,
     tools_summary,
 )
+from pytest_flows.langgraph._llm_ids import ReplyNumbers
 from pytest_flows.langgraph._llm_seams import routed_chat_models
 
 __all__ = ["FlowsChatModel", "bind_llm"]
@@ -92,7 +93,7 @@ class _Bound:
     fake: LLMScript
     tasks: dict[tuple[str, str], _Attempt] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    replies: dict[str, int] = field(default_factory=dict)  # per node, for message ids
+    replies: ReplyNumbers = field(default_factory=ReplyNumbers)  # message ids
 
 
 #: The bindings open now (a test's fixture binds one; the newest answers): a list,
@@ -406,12 +407,10 @@ class _Answer:
             request.data["tool_calls"] = list(calls)  # fake_llm.tool_calls reads them
         exchange.reply = value
         with bound.lock:
-            # Ids count per node, not per test: which of two parallel branches asks
-            # first must not change the state (message ids are in it).
             node = request.caller.get("method")
-            if node:
-                bound.replies[node] = bound.replies.get(node, 0) + 1
-                self.ident = f"{node}-{bound.replies[node]}"
+            if node:  # per node and thread (_llm_ids.py says why)
+                thread = request.data.get("thread_id")
+                self.ident = bound.replies.next(thread, str(node), self.messages)
             else:
                 self.ident = str(request.number)
             if attempt is not None:
