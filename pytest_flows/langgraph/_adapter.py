@@ -251,11 +251,14 @@ async def _stream(
     run_id = uuid.uuid4()  # seeded per test (the harness's uuid4)
     root = watch.manage(run_id, graph.name)
     config = {**call.config, "run_id": run_id}
-    options = {**call.options, "stream_mode": ["updates", "values", "checkpoints"]}
+    own = ["updates", "values", "checkpoints"]
+    options = {**call.options, "stream_mode": own + [m for m in call.stream_mode if m not in own]}
     run.interrupts = []
 
     def take(chunk: Any) -> None:
         mode, payload = chunk
+        if mode in call.stream_mode:  # the caller's modes (messages: the models stream)
+            run.streamed.append((mode, payload))
         if mode == "checkpoints":
             if watch.checkpoint(root, payload):
                 run.checkpoints.append(str(payload["config"]["configurable"]["checkpoint_id"]))

@@ -62,6 +62,7 @@ from pytest_flows.adapters import (
     tool_calls_of,
     tools_summary,
 )
+from pytest_flows.langgraph._llm_context import metadata_of, with_graph_context
 from pytest_flows.langgraph._llm_ids import ReplyNumbers
 from pytest_flows.langgraph._llm_seams import routed_chat_models
 
@@ -322,7 +323,7 @@ class _Answer:
         self.bound = _current(model)
         self.model = model
         self.messages = messages
-        metadata: Mapping[str, Any] = getattr(run_manager, "metadata", None) or {}
+        metadata = metadata_of(run_manager)
         self.specs = _tool_specs(kwargs)
         self.shape, schema = _structure(kwargs, self.specs)
         self.response_format = kwargs.get("response_format")
@@ -395,7 +396,7 @@ class _Answer:
             exchange = fake.script.take(request)  # UnscriptedRequest if nothing fits
         except ScriptError as exc:
             self._record((("error", render_value(str(exc).splitlines()[0])),))
-            raise _with_graph_context(exc, request) from None
+            raise with_graph_context(exc, request) from None
         try:
             value = exchange.resolve()
         except BaseException as exc:
@@ -548,18 +549,6 @@ def _plain(value: Any) -> Any:
 
 def _json(value: Any) -> str:
     return json.dumps(_plain(value), default=str)
-
-
-def _with_graph_context(exc: ScriptError, request: Request) -> ScriptError:
-    """The script's error, led by where in the graph the call was made."""
-    node = request.caller.get("method")
-    if node is None or not hasattr(exc, "request"):
-        return exc
-    path = request.caller.get("checkpoint_ns")
-    where = f"LangGraph node {node!r}" + (f" (in {path})" if path else "")
-    head = f"{where} called model {request.caller.get('model')!r}; fake_llm has no reply for it."
-    remade: Any = type(exc)  # UnscriptedRequest(message, request)
-    return remade(f"{head}\n{exc}", request)  # type: ignore[no-any-return]
 
 
 def _attempt(bound: _Bound, metadata: Mapping[str, Any]) -> _Attempt | None:

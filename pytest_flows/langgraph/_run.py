@@ -20,7 +20,9 @@ STREAM_OPTIONS = (
     "interrupt_after",
     "output_keys",
 )
-_KNOWN = ("input", "inputs", "config", "asynchronous", *STREAM_OPTIONS)
+_KNOWN = ("input", "inputs", "config", "asynchronous", "stream_mode", *STREAM_OPTIONS)
+#: LangGraph's stream modes (``langgraph.types.StreamMode``).
+STREAM_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +66,9 @@ class GraphRun(FlowRun):
     ``checkpoints`` the ids written during this run, in order (``checkpoint_names``:
     the trace's ``c1``, ``c2``...); ``config`` continues the thread
     (``flows.run(graph, Command(resume=...), config=run.config)``); ``graph`` is the copy
-    that ran (``run.graph.get_state(run.config)``, ``get_state_history``...).
+    that ran (``run.graph.get_state(run.config)``, ``get_state_history``...);
+    ``streamed`` the ``(mode, part)`` pairs of the modes ``stream_mode=`` asked for, in
+    the order the stream gave them.
     """
 
     graph: Any = None
@@ -78,6 +82,7 @@ class GraphRun(FlowRun):
     checkpoint_names: list[str] = dataclasses.field(default_factory=list)
     interrupt_names: dict[str, str] = dataclasses.field(default_factory=dict)
     snapshot: Any = None
+    streamed: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def thread_id(self) -> str | None:
@@ -135,6 +140,7 @@ class Call:
     config: dict[str, Any]
     options: dict[str, Any]
     asynchronous: bool
+    stream_mode: tuple[str, ...] = ()  # the caller's, streamed beside the harness's own
 
     @property
     def continues(self) -> bool:
@@ -202,7 +208,14 @@ def call_of(graph: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
             "graph with astream (async nodes), False (the default) with stream."
         )
     options = {k: kwargs[k] for k in STREAM_OPTIONS if k in kwargs}
-    return Call(input=value, config=dict(config), options=options, asynchronous=asynchronous)
+    modes = kwargs.get("stream_mode") or ()
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    if any(mode not in STREAM_MODES for mode in modes):
+        raise FlowsUsageError(
+            f"flows.run(<graph {name!r}>, stream_mode={kwargs['stream_mode']!r}): each mode is "
+            f"one of LangGraph's {', '.join(STREAM_MODES)} (a name or a list of them)."
+        )
+    return Call(value, dict(config), options, asynchronous, modes)
 
 
 def status_of(run: GraphRun) -> str:

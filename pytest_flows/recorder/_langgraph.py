@@ -11,8 +11,9 @@ invoked. From the callbacks it records:
   and the module-level name it is bound to, so a test can replay it;
 * each task (a node's run, ``langgraph_node`` in its metadata), as it starts and
   finishes, in the order the tasks of a superstep complete on the pool threads;
-* each chat-model request and reply (messages, offered tools, tool calls or text), tool
-  call and result, with the node that made it;
+* each chat-model request and reply (messages, offered tools, tool calls or text), a
+  streamed reply's text chunk by chunk, each tool call and result, with the node that
+  made it;
 * each ``interrupt()`` (the node, its value and id) and each answer a continuation
   gives it.
 
@@ -92,9 +93,9 @@ def _tool_names(kwargs: dict[str, Any]) -> list[str]:
     return names
 
 
-def _graph_call(start: Any) -> tuple[Any, dict[str, Any]]:
-    """The graph and config of the ``Pregel.stream``/``astream`` call running now (the
-    frames above the callback), or (None, {})."""
+def _graph_call(start: Any) -> tuple[Any, dict[str, Any], Any]:
+    """The graph, config and stream mode of the ``Pregel.stream``/``astream`` call running
+    now (the frames above the callback), or (None, {}, None)."""
     frame = start
     for _ in range(80):
         if frame is None:
@@ -103,9 +104,10 @@ def _graph_call(start: Any) -> tuple[Any, dict[str, Any]]:
             graph = frame.f_locals.get("self")
             if isinstance(graph, Pregel):
                 config = frame.f_locals.get("config")
-                return graph, dict(config) if isinstance(config, dict) else {}
+                mode = frame.f_locals.get("stream_mode")
+                return graph, dict(config) if isinstance(config, dict) else {}, mode
         frame = frame.f_back
-    return None, {}
+    return None, {}, None
 
 
 def _factory(graph: Any, start: Any) -> str | None:
@@ -225,7 +227,7 @@ class RecordingHandler(BaseCallbackHandler):
             self._ns[run_id] = ""
 
     def _begin(self, inputs: Any, name: str, start: Any) -> RunRecording | None:
-        graph, config = _graph_call(start)
+        graph, config, mode = _graph_call(start)
         configurable = {
             k: v
             for k, v in dict(config.get("configurable") or {}).items()
@@ -234,6 +236,9 @@ class RecordingHandler(BaseCallbackHandler):
         run_kwargs: dict[str, Any] = {"inputs": inputs}
         if configurable:
             run_kwargs["config"] = {"configurable": configurable}
+        if "messages" in ([mode] if isinstance(mode, str) else list(mode or ())):
+            # its consumer streamed the models' tokens: nodes' invoke() calls stream then
+            run_kwargs["stream_mode"] = "messages"
         target = f"{type(graph).__module__}:{type(graph).__qualname__}" if graph else ""
         record = capture.begin(FRAMEWORK, _VERSION, target, run_kwargs)
         if record is not None:
@@ -377,6 +382,27 @@ class RecordingHandler(BaseCallbackHandler):
             )
         except Exception:
             LOG.exception("pytest-flows recorder: recording a model reply failed")
+
+    def on_llm_new_token(
+        self,
+        token: Any,
+        *,
+        chunk: Any = None,
+        run_id: uuid.UUID,
+        parent_run_id: uuid.UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # A streamed reply's text, chunk by chunk, as the stream's consumer got it (a
+        # node's ``model.stream(...)``, or ``stream_mode="messages"`` streaming an
+        # ``invoke``). Chunks without text (the role, a tool call's pieces, the finish
+        # reason) show a consumer nothing: the reply itself holds the tool calls.
+        if not isinstance(token, str) or not token:
+            return
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is not None:
+            run.record.note("llm.chunk", call_id=str(run_id), method=run.node, chunk=token)
 
     def on_llm_error(
         self,

@@ -80,3 +80,32 @@ _fanout.add_node("join", _note("join"))
 _fanout.add_edge(["left", "middle", "right"], "join")
 _fanout.add_edge("join", END)
 fanout = _fanout.compile(name="fanout")
+
+
+class Story(TypedDict, total=False):
+    topic: str
+    story: str
+    pieces: int
+    summary: str
+
+
+def tell(state: Story) -> Story:
+    # the node streams its model's reply itself, as a chat UI's backend does
+    chunks = [str(c.content) for c in MODEL.stream([("user", "Tell a story: " + state["topic"])])]
+    text = [c for c in chunks if c]
+    return {"story": "".join(text), "pieces": len(text)}
+
+
+def sum_up(state: Story) -> Story:
+    # invoke, which LangGraph streams when the caller asks for stream_mode="messages"
+    reply = MODEL.invoke([("user", "Sum up: " + state["story"])])
+    return {"summary": str(reply.content)}
+
+
+_teller = StateGraph(Story)
+_teller.add_node("tell", tell)
+_teller.add_node("sum_up", sum_up)
+_teller.add_edge(START, "tell")
+_teller.add_edge("tell", "sum_up")
+_teller.add_edge("sum_up", END)
+teller = _teller.compile(name="teller")

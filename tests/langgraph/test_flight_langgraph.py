@@ -56,7 +56,13 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_a_graph_run_is_recorded_in_production_without_pytest(production):
     assert production["test_modules"] == []
-    assert len(production["requests"]) == 2  # the real HTTP calls happened in production
+    # the real HTTP calls happened in production: the writer's two, the teller's two streamed
+    assert [r["json"].get("stream", False) for r in production["requests"]] == [
+        False,
+        False,
+        True,
+        True,
+    ]
     record = production["records"]["writer"]
     assert record.framework == "langgraph"
     assert record.header["factory"] == "flight_lg_graphs:writer"
@@ -155,15 +161,68 @@ def test_parallel_nodes_replay_in_the_recorded_completion_order(flows, productio
     assert replayed.schedule is not None, replayed.interleaving
 
 
+def test_streamed_replies_are_recorded_chunk_by_chunk(production):
+    record = production["records"]["teller"]
+    chunks = {}
+    for entry in record.of_kind("llm.chunk"):
+        chunks.setdefault(entry["method"], []).append(entry["chunk"])
+    replies = {e["method"]: e["response"] for e in record.of_kind("llm.response")}
+    # the loopback server streams ten characters a chunk; what the consumer got, in order
+    assert set(chunks) == {"tell", "sum_up"}
+    for method, pieces in chunks.items():
+        assert "".join(pieces) == replies[method]
+        assert len(pieces) > 1 and all(len(p) <= 10 for p in pieces)
+    assert [(node, text) for node, text in production["outputs"]["tokens"]] == [
+        (e["method"], e["chunk"]) for e in record.of_kind("llm.chunk")
+    ]
+
+
+def test_a_streamed_run_replays_with_the_same_chunks(flows, production, fake_llm):
+    record = production["records"]["teller"]
+    recorded = [e["chunk"] for e in record.of_kind("llm.chunk") if e["method"] == "tell"]
+
+    replayed = flows.replay(record.path, flight_lg_graphs.teller)
+
+    assert not replayed.diverged, replayed.report()  # a chunk that differs is a divergence
+    assert replayed.run.values["pieces"] == len(recorded)  # the node got each chunk
+    assert replayed.run.values["story"] == "".join(recorded)
+    assert "chunks=" in " ".join(line for line in replayed.run.trace.lines() if "llm call" in line)
+
+
+def test_today_s_code_gets_the_chunks_the_record_has(flows, production):
+    record = read_record(production["records"]["teller"].path)
+    chunks = [e for e in record.entries if e.get("kind") == "llm.chunk" and e["method"] == "tell"]
+    first, second = chunks[0], chunks[1]
+    first["chunk"] += second["chunk"]  # as if the provider had sent these two as one
+    record.entries.remove(second)
+
+    replayed = flows.replay(record, flight_lg_graphs.teller)
+
+    assert replayed.run.values["pieces"] == len(chunks) - 1
+    assert not any(d.kind == "stream" for d in replayed.divergences), replayed.report()
+
+
+def test_a_reply_no_longer_streamed_is_a_stream_divergence(flows, production):
+    record = read_record(production["records"]["teller"].path)
+    assert record.run_kwargs["stream_mode"] == "messages"  # how production consumed it
+    del record.header["run_kwargs"]["stream_mode"]  # replayed as invoke() would run it
+
+    replayed = flows.replay(record, flight_lg_graphs.teller)
+
+    (diverged,) = [d for d in replayed.divergences if d.kind == "stream"]
+    assert diverged.where == "streamed reply 1 of method sum_up"  # tell streams itself
+    assert "streamed 0 chunk(s)" in diverged.message
+
+
 def test_flows_replay_collects_a_directory_of_records(pytester, production):
     directory = production["records"]["writer"].path.parent
     result = pytester.runpytest_inprocess(
         f"--flows-replay={directory}", "--flows-replay-allow=flight_lg_graphs", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
     refused = pytester.runpytest_inprocess(f"--flows-replay={directory}", "-p", "no:randomly")
-    refused.assert_outcomes(failed=3)
+    refused.assert_outcomes(failed=4)
     refused.stdout.fnmatch_lines(["*--flows-replay-allow=flight_lg_graphs*"])
 
 

@@ -14,7 +14,13 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.types import Command, RetryPolicy
 
-from pytest_flows import LLMScript, ScriptError, UnscriptedRequest, call_tool, stream
+from pytest_flows import (
+    LLMScript,
+    ScriptError,
+    UnscriptedRequest,
+    call_tool,
+    stream,
+)
 from pytest_flows.langgraph._llm import FlowsChatModel, bind_llm
 
 
@@ -388,3 +394,56 @@ def test_a_flows_chat_model_on_its_own_script_keeps_ids_unique_across_calls():
     out = graph.invoke({"messages": [("user", "hi")]})
     out = graph.invoke({"messages": [*out["messages"], ("user", "again")]})
     assert [m.id for m in out["messages"] if m.type == "ai"] == ["msg-agent-1", "msg-agent-2"]
+
+
+def _streaming_node_graph() -> Any:
+    """``tell`` streams the model itself; ``sum_up`` invokes it."""
+
+    def tell(state: g.MessagesState) -> dict[str, Any]:
+        parts = [str(c.content) for c in g.MODEL.stream(state["messages"]) if c.content]
+        return {"messages": [AIMessage("|".join(parts))]}
+
+    def sum_up(state: g.MessagesState) -> dict[str, Any]:
+        return {"messages": [g.MODEL.invoke(state["messages"])]}
+
+    graph = g.StateGraph(g.MessagesState)
+    graph.add_node("tell", tell)
+    graph.add_node("sum_up", sum_up)
+    graph.add_edge(g.START, "tell")
+    graph.add_edge("tell", "sum_up")
+    return graph.compile()
+
+
+def test_a_node_streaming_its_model_is_the_caller(llm, flows):
+    llm.on(method="tell").reply(stream(["Once", " upon"]))
+    llm.on(method="sum_up").reply("short")
+
+    run = flows.run(_streaming_node_graph(), {"messages": [("user", "a story")]})
+
+    # model.stream() reaches the provider step without a run manager: the node is still known
+    assert [c.caller.get("method") for c in llm.calls] == ["tell", "sum_up"]
+    assert run.values["messages"][1].content == "Once| upon"
+    assert "llm call tell purpose=agent model=gpt-4o reply='Once upon' chunks=2" in (
+        run.trace.lines()
+    )
+
+
+def test_flows_run_with_stream_mode_messages_streams_the_invoked_model_too(llm, flows):
+    llm.on(method="tell").reply(stream(["Once", " upon"]), times=2)
+    llm.on(method="sum_up").reply(stream(["sh", "ort"]), times=2)
+
+    run = flows.run(
+        _streaming_node_graph(), {"messages": [("user", "a story")]}, stream_mode="messages"
+    )
+
+    tokens = [(meta["langgraph_node"], part.content) for _, (part, meta) in run.streamed]
+    assert [t for t in tokens if t[1]] == [
+        ("tell", "Once"),
+        ("tell", " upon"),
+        ("tell", "Once| upon"),  # the message tell returned (LangGraph streams it too)
+        ("sum_up", "sh"),
+        ("sum_up", "ort"),
+    ]
+    assert {mode for mode, _ in run.streamed} == {"messages"}
+    bare = flows.run(_streaming_node_graph(), {"messages": [("user", "a story")]})
+    assert bare.streamed == [] and bare.values["messages"][-1].content == "short"
