@@ -14,6 +14,9 @@ takes the CPU away between two hand-offs does not count), with the load average:
       callbacks trace, the scheduler over LangGraph's pool threads);
   (1b) ``flows.run`` with the tasks run inline as in (3): the harness's own work
       (session, trace, copy, stream) without the threads it schedules;
+  (1c) an experiment, not what ``flows.run`` does: LangGraph's pool replaced by the
+      scheduler's own workers, kept from run to run (as ``asyncio.to_thread`` runs under
+      the harness): what the threads LangGraph starts per run cost the harness;
   (2) the same graph's bare ``invoke`` with an ``InMemorySaver`` (LangGraph makes a pool
       of threads per invoke, no harness);
   (2b) that ``invoke`` with one pool kept for every run: what (2) pays to start threads;
@@ -59,6 +62,7 @@ INPUT = {"notes": []}
 LABELS = {
     "1": "(1) flows.run",
     "1b": "(1b) flows.run, tasks inline (no threads)",
+    "1c": "(1c) flows.run, workers kept (experiment)",
     "2": "(2) bare invoke, InMemorySaver",
     "2b": "(2b) bare invoke, one pool for all runs",
     "2c": "(2c) (3) with flows.run's stream modes",
@@ -133,6 +137,39 @@ def one_pool() -> Iterator[None]:
             yield
 
 
+class _KeptWorkers(concurrent.futures.Executor):
+    """Each call on a worker of the test's scheduler (idle ones are reused), in a copy of
+    the caller's context as LangGraph's pool runs it. No ``max_workers``: an experiment."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        import contextvars
+
+        from pytest_flows._internal.runtime.participants import current
+
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        context = contextvars.copy_context()
+
+        def job() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(context.run(fn, *args, **kwargs))
+                except BaseException as exc:
+                    future.set_exception(exc)
+
+        me = current()
+        assert me is not None, "(1c) runs only under flows.run"
+        me.sched.submit(job)
+        return future
+
+
+def kept_workers() -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def kept(config: Any) -> Iterator[_KeptWorkers]:
+        yield _KeptWorkers()
+
+    return executor(kept)
+
+
 def variants(graph: Any) -> dict[str, Callable[[], contextlib.AbstractContextManager[Any]]]:
     """Each measured call, as a context that yields it ready to time."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -152,8 +189,7 @@ def variants(graph: Any) -> dict[str, Callable[[], contextlib.AbstractContextMan
             pass
 
     @contextlib.contextmanager
-    def harnessed(inline: bool) -> Iterator[Callable[[], object]]:
-        pool = no_threads() if inline else contextlib.nullcontext()
+    def harnessed(pool: contextlib.AbstractContextManager[None]) -> Iterator[Callable[[], object]]:
         with FlowsSession(test_id="bench-langgraph") as session, pool:
             session.run(graph, INPUT)  # the adapter's first-run set-up is not measured
             yield lambda: session.run(graph, INPUT)
@@ -166,8 +202,9 @@ def variants(graph: Any) -> dict[str, Callable[[], contextlib.AbstractContextMan
             yield fn
 
     return {
-        "1": lambda: harnessed(False),
-        "1b": lambda: harnessed(True),
+        "1": lambda: harnessed(contextlib.nullcontext()),
+        "1b": lambda: harnessed(no_threads()),
+        "1c": lambda: harnessed(kept_workers()),
         "2": lambda: plain(invoke, contextlib.nullcontext()),
         "2b": lambda: plain(invoke, one_pool()),
         "2c": lambda: plain(stream, no_threads()),
