@@ -288,8 +288,9 @@ def compare_trees(spec: str) -> None:
 # -- the phases of (1) -----------------------------------------------------------------
 
 
-def phases(graph: Any, runs: int) -> None:
-    """CPU per phase of ``flows.run`` (timers around the adapter's steps) and counts."""
+def phases(graph: Any, runs: int, plain: float, alone: float) -> None:
+    """CPU per phase of ``flows.run`` (timers around the adapter's steps) and counts; the
+    stream is split with ``plain`` and ``alone``, the CPU ms of (2) and (3) measured before."""
     from pytest_flows import FlowsSession
     from pytest_flows._internal import session as session_module
     from pytest_flows._internal.runtime import stdlib_seams, threads
@@ -343,12 +344,39 @@ def phases(graph: Any, runs: int) -> None:
         wrap(_tracing.Handler, method, "callbacks")
     count(threads, "_real_thread_start", "threads started")
     count(stdlib_seams, "_real_thread_start", "threads started")
+    wrap(threads, "_real_thread_start", "starts")  # the OS thread, its bootstrap
     count(stdlib_seams, "_real_lock", "scheduler-managed locks made")
+    handed: dict[int, float] = {}
+    waited: list[float] = []
+    hand = threads.ThreadScheduler._hand
+
+    def timed_hand(self: Any, nxt: Any) -> bool:
+        handed[id(nxt)] = wall()
+        return hand(self, nxt)
+
+    def timed_park(self: Any, me: Any) -> None:
+        # ThreadScheduler._park, with the time from the hand-off to this thread running
+        me._wake.acquire()
+        since = handed.pop(id(me), None)
+        if since is not None:
+            waited.append(wall() - since)
+        if not me.let_go:
+            self._check_abort(me)
+
+    for name, value in (("_hand", timed_hand), ("_park", timed_park)):
+        original = threads.ThreadScheduler.__dict__[name]
+        setattr(threads.ThreadScheduler, name, value)
+        undo.append(
+            lambda name=name, original=original: setattr(  # type: ignore[misc]
+                threads.ThreadScheduler, name, original
+            )
+        )
     try:
         with FlowsSession(test_id="bench-langgraph") as session:
             session.run(graph, INPUT)
             spent.clear()
             counts.clear()
+            waited.clear()
             switches = session.scheduler.threads.switches
             before = resource.getrusage(resource.RUSAGE_SELF)
             for _ in range(runs):
@@ -365,8 +393,15 @@ def phases(graph: Any, runs: int) -> None:
         ("session and loop: set-up, tear-down", ms["total"] - ms["adapter"] - ms["normalize"]),
         ("Pregel.copy with the test's saver", ms["copy"]),
         ("stored checkpoint lookup (ids after it)", ms["stored"]),
-        ("graph.stream: LangGraph's work, its threads", ms["stream"] - ms["callbacks"]),
-        ("  the trace's callbacks (inside the stream)", ms["callbacks"]),
+        ("graph.stream:", ms["stream"]),
+        ("  LangGraph's own work, as in (3)", alone),
+        ("  LangGraph's pool, as bare invoke pays it: (2)-(3)", plain - alone),
+        ("  the trace's callbacks", ms["callbacks"]),
+        (
+            "  the harness's threads, hand-offs, locks (rest)",
+            ms["stream"] - ms["callbacks"] - plain,
+        ),
+        ("    of which starting OS threads", ms["starts"]),
         ("get_state and the run's last lines", ms["finish"]),
         (
             "adapter: the rest (seams, trace lines)",
@@ -378,11 +413,12 @@ def phases(graph: Any, runs: int) -> None:
         f"\nwhere (1) spends its CPU time ({runs} runs, timers on; load {os.getloadavg()[0]:.1f}):"
     )
     for label, value in rows:
-        print(f"  {label:<46} {value:6.2f} ms")
-    print(f"  {'total':<46} {ms['total']:6.2f} ms")
+        print(f"  {label:<52} {value:6.2f} ms")
+    print(f"  {'total':<52} {ms['total']:6.2f} ms")
+    print(f"  (wall) baton hand-offs, from handing to running: {sum(waited) / runs * 1000:.2f} ms")
     print("per run:")
     for label, value in sorted(counts.items()):
-        print(f"  {label:<46} {value / runs:6.1f}")
+        print(f"  {label:<52} {value / runs:6.1f}")
 
 
 def main() -> None:
@@ -402,7 +438,8 @@ def main() -> None:
             results.setdefault(key, []).append(pair)
     report({"": results}, loads)
     if os.environ.get("BENCH_PHASES"):
-        phases(graph, RUNS)
+        plain, alone = (statistics.median(c for _, c in results[k]) * 1000 for k in ("2", "3"))
+        phases(graph, RUNS, plain, alone)
 
 
 if __name__ == "__main__":
