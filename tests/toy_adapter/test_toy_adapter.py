@@ -148,3 +148,23 @@ def test_no_core_file_names_the_toy_framework():
     )
     assert found.returncode == 1, found.stdout  # grep: 1 means no match
     assert found.stdout == ""
+
+
+def test_an_adapter_module_imported_anew_replaces_the_dropped_copy(monkeypatch):
+    """pytester's in-process runs drop from ``sys.modules`` what they imported; the
+    adapter loaded afterwards is the module imported anew, not the dropped copy whose
+    framework objects nothing runs any more (a LangGraph trace lost its superstep
+    lines after a pytester test had imported the adapter first)."""
+    import importlib
+    import sys
+
+    from pytest_flows._internal.contract.adapters import load_adapter
+
+    first = load_adapter(toyflow_adapter.SPEC)
+    assert first is toyflow_adapter.ADAPTER
+    monkeypatch.delitem(sys.modules, "toyflow_adapter")
+    fresh = importlib.import_module("toyflow_adapter")
+    assert fresh is not toyflow_adapter
+    assert load_adapter(toyflow_adapter.SPEC) is fresh.ADAPTER
+    monkeypatch.undo()  # the original module back in sys.modules ...
+    assert load_adapter(toyflow_adapter.SPEC) is toyflow_adapter.ADAPTER  # ... and in use

@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_flows._internal.contract import registry as _registry
@@ -228,26 +229,30 @@ def spec_of(framework: str) -> AdapterSpec:
     return spec
 
 
-_loaded: dict[str, Adapter] = {}
+#: framework -> (the adapter's module, its configured ADAPTER).
+_loaded: dict[str, tuple[ModuleType, Adapter]] = {}
 
 
 def load_adapter(spec: AdapterSpec) -> Adapter | None:
     """The adapter for ``spec`` if its framework is imported (configuring it once)."""
     if spec.framework not in sys.modules:
         return None
-    adapter = _loaded.get(spec.framework)
-    if adapter is None:
-        try:
-            module = importlib.import_module(spec.module)
-        except ModuleNotFoundError as exc:
-            if exc.name != spec.module:
-                raise unsupported(spec, exc) from exc
-            return None  # adapter not written yet for this framework
-        except ImportError as exc:
+    module_and_adapter = _loaded.get(spec.framework)
+    # pytester's in-process runs drop the modules they imported: an adapter whose module
+    # is no longer the imported one holds a framework copy that nothing runs any more.
+    if module_and_adapter is not None and sys.modules.get(spec.module) is module_and_adapter[0]:
+        return module_and_adapter[1]
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as exc:
+        if exc.name != spec.module:
             raise unsupported(spec, exc) from exc
-        adapter = module.ADAPTER
-        adapter.configure()
-        _loaded[spec.framework] = adapter
+        return None  # adapter not written yet for this framework
+    except ImportError as exc:
+        raise unsupported(spec, exc) from exc
+    adapter: Adapter = module.ADAPTER
+    adapter.configure()
+    _loaded[spec.framework] = (module, adapter)
     return adapter
 
 
