@@ -121,6 +121,9 @@ class Chooser:
         self.sleep = sleep
         #: The virtual clock's reading at the choice point being made (set by the scheduler).
         self.now: float | None = None
+        #: Whether an event loop has a callback queued or a timer due at the choice point
+        #: being made (set by the scheduler; see SleepSets.settle).
+        self.queued = True
         #: Records what the run accessed while the seed makes every choice (the race
         #: check of a seeded run: it records that run, it does not replace it).
         self.passive = passive
@@ -338,7 +341,7 @@ class Chooser:
         if self.wrap:
             index %= len(options)
         if self.sleep is not None and kind == "thread" and index < len(options):
-            self.sleep.settle(self.steps, options, self.now, self.loops)
+            self.sleep.settle(self.steps, options, self.now, self.loops, quiet=self._quiet())
             index = self.sleep.choose(
                 at, options, index if at < len(self.prefix) else None, self.loops
             )
@@ -356,6 +359,23 @@ class Chooser:
         if kind == "thread":
             self._step(options[index], at)
         return index
+
+    def _quiet(self) -> bool:
+        """Whether the loops' turns since the last choice point left nothing behind: no
+        callback queued or timer due, no woken task waiting for its turn, and no task
+        woken and run within those steps (a turn that queued something another turn
+        then ran). See :meth:`SleepSets.settle`."""
+        if self.queued:
+            return False
+        if any(waits for key, waits in self._wakes.items() if key[0] in self.loops):
+            return False
+        start = self.sleep.checked if self.sleep is not None else 0
+        return not any(
+            a >= start
+            for step in self.steps[start:]
+            if step.thread in self.loops and step.task != 0
+            for a in step.after
+        )
 
     def access(
         self,
