@@ -156,6 +156,10 @@ class Chooser:
         self._tasks_seen = 0
         self._moves = 0
         self._deadlines: list[tuple[float, int]] = []  # (when, the step that set it)
+        #: (loop thread, task) -> the steps that set its timers; a deadline's step -> the
+        #: move of the clock that reached it (timer_fired)
+        self._timers: dict[tuple[int, int], list[int]] = {}
+        self._reached_by: dict[int, int] = {}
         #: The choice points after which a pool thread took a job off its queue.
         self.job_choices: set[int] = set()
         #: The choice points after which a pool job ended and woke a loop's task.
@@ -207,6 +211,8 @@ class Chooser:
             step.clock = now
         if deadline is not None:
             self._deadlines.append((deadline, at))
+            if loop and not fixed:
+                self._timers.setdefault((thread, self.task_id(task)), []).append(at)
         return at
 
     def waited(self, at: int) -> None:
@@ -230,6 +236,9 @@ class Chooser:
         reached = [at for when, at in self._deadlines if when <= reaching]
         self._deadlines = [(when, at) for when, at in self._deadlines if when > reaching]
         step.after = tuple(sorted({*step.after, *reached}))
+        move = len(self.steps) - 1  # ``step`` is the latest step
+        for at in reached:
+            self._reached_by.setdefault(at, move)
 
     def ran(self, thread: int) -> None:
         """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""
@@ -308,7 +317,17 @@ class Chooser:
         threads' steps decided when the task ran (a thread's job that ends first gets its
         awaiter into the loop's queue before the timer's)."""
         at = self._current(loop, 0)
-        self._wakes.setdefault((loop, self.task_id(task)), []).append(at)
+        key = (loop, self.task_id(task))
+        self._wakes.setdefault(key, []).append(at)
+        # The timer is due only once the clock reached it: the task's next step also
+        # happens after that move (the earliest move that reached a timer the task set,
+        # when it set several), so a race of that step is reversed through the clock
+        # option (holding back what ran before the move), not only through the loop.
+        moves = [self._reached_by[s] for s in self._timers.get(key, ()) if s in self._reached_by]
+        if moves:
+            move = min(moves)
+            self._timers[key] = [s for s in self._timers[key] if self._reached_by.get(s) != move]
+            self._wakes[key].append(move)
 
     def woke(self, thread: int, loop: int, task: Any) -> None:
         """Thread ``thread`` ended a job whose result wakes asyncio ``task`` on ``loop``:
