@@ -5,7 +5,14 @@ locked twin of the lost update explores complete in about a hundred schedules)."
 from __future__ import annotations
 
 from pytest_flows._internal.runtime.schedule import Step
-from pytest_flows._internal.runtime.sleep_sets import CLOCK, JOBS, SleepSets, Summary
+from pytest_flows._internal.runtime.sleep_sets import (
+    CLOCK,
+    JOBS,
+    POSTS,
+    SleepSets,
+    Summary,
+    loops_busy,
+)
 
 
 def _summary(reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> Summary:
@@ -92,3 +99,50 @@ def test_an_after_key_orders_but_never_conflicts() -> None:
     assert not steps_dependent(look, firing)
     assert ordered_after(look, firing)
     assert not ordered_after(firing, look)
+
+
+def _end_asleep_after_turn(summary: Summary, *, quiet: bool) -> bool:
+    """Thread 7's job end (it wakes a loop task) was explored first at choice 0; the loop
+    (thread 1) takes a turn instead: is 7 still asleep at the next choice point?"""
+    sleep = SleepSets([[(0, summary)]])
+    assert sleep.choose(0, (7, 1), 1, loops={1}) == 1
+    sleep.settle([Step(1, 0, task=0)], (7, 1), None, {1}, quiet=quiet)
+    return sleep.choose(1, (7, 1), None, loops={1}) == 1
+
+
+def test_a_job_end_sleeps_past_a_quiet_turn_of_the_loop_only() -> None:
+    # Posted before a turn that leaves nothing queued, or after it, the woken task is
+    # alone in the loop's queue either way: the two orders are one. After a turn that
+    # queued something (or while a callback or timer waits), where the end lands decides
+    # the woken task's place among the others: it wakes, as it always did.
+    end = _summary(writes=(POSTS, "state.a"))
+    assert _end_asleep_after_turn(end, quiet=True)
+    assert not _end_asleep_after_turn(end, quiet=False)
+    # An or_ racer's job end, which the racing task looks at (woken through
+    # asyncio.as_completed, a wake no step records), keeps every place among the turns:
+    # without this QuietLoser lost "won fast; lost slow" (a loser ending before the look).
+    racer = _summary(reads=("race:or(fast, slow)",), writes=(POSTS,))
+    assert not _end_asleep_after_turn(racer, quiet=True)
+    # A step that is no job end is not concerned by turns at all.
+    assert _end_asleep_after_turn(_summary(writes=("state.a",)), quiet=False)
+
+
+def test_a_loop_is_busy_with_a_callback_queued_or_a_timer_due() -> None:
+    class Timer:
+        def __init__(self, when: float, cancelled: bool = False) -> None:
+            self._when, self._cancelled = when, cancelled
+
+        def when(self) -> float:
+            return self._when
+
+        def cancelled(self) -> bool:
+            return self._cancelled
+
+    class Loop:
+        def __init__(self, ready: list[object], scheduled: list[Timer]) -> None:
+            self._ready, self._scheduled = ready, scheduled
+
+    assert not loops_busy([], 1.0)
+    assert not loops_busy([Loop([], [Timer(2.0), Timer(0.5, cancelled=True)])], 1.0)
+    assert loops_busy([Loop([object()], [])], 1.0)
+    assert loops_busy([Loop([], []), Loop([], [Timer(1.0)])], 1.0)

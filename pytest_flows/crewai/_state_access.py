@@ -10,6 +10,8 @@ dict, set, nested model) counts as a write too: the caller may mutate it in plac
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from typing import Any
 
@@ -160,7 +162,10 @@ class StateView:
         elif hasattr(self._flows_state, "model_fields"):
             # model_copy(), model_dump() read the whole model; its own methods (and
             # pydantic's others) may also write it.
-            self._note("", write=name not in _MODEL_READERS)
+            writes = name not in _MODEL_READERS
+            self._note("", write=writes)
+            if writes and not inspect.iscoroutinefunction(value):
+                return _written_again_on_return(value, self._note)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -207,6 +212,23 @@ class StateView:
 
     def __repr__(self) -> str:
         return repr(self._flows_state)
+
+
+def _written_again_on_return(method: Any, note: Any) -> Any:
+    """``method`` (a nested model's own) may read the model, sleep and write it (a
+    read-modify-write inside one call): the call is a write when it begins and again when
+    it returns, so another thread's call can be ordered after all of it, not only before
+    its start (a model's ``bump()`` lost update: seeds reached both counts, the search
+    one)."""
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            note("", write=True)
+
+    return call
 
 
 def _plain(value: Any) -> Any:

@@ -25,7 +25,7 @@ import sys
 from benchkit import HERE, wall  # first: crewai's offline settings, the test flows' path
 
 # isort: split
-from access_flows import AliasAppend, GlobalLog, NestedCopy, RouterLoop
+from access_flows import AliasAppend, GlobalLog, NestedCopy, NestedMethod, RouterLoop
 from explore_flows import (
     CheckThenWrite,
     CheckThenWriteSafe,
@@ -85,6 +85,7 @@ CORPUS = [
     LostUpdateJoined,
     SleepingRacers,
     NestedCopy,
+    NestedMethod,
     AliasAppend,
     GlobalLog,
     RouterLoop,

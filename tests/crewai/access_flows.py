@@ -40,6 +40,38 @@ class NestedCopy(Flow[Metered]):
         self.state.usage = Usage(tokens=usage.tokens + 1)
 
 
+class Counted(BaseModel):
+    tokens: int = 0
+
+    def bump(self) -> None:
+        seen = self.tokens
+        time.sleep(0.01)
+        self.tokens = seen + 1
+
+
+class CountedState(BaseModel):
+    usage: Counted = Field(default_factory=Counted)
+
+
+class NestedMethod(Flow[CountedState]):
+    """Two listeners call a nested model's own method that reads, sleeps and writes: a
+    lost update inside one call, which the search sees only if the call is a write
+    again when it returns (recorded once, as it begins, only ``tokens == 1`` was found
+    while seeds reach 2 as well)."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def a(self) -> None:
+        self.state.usage.bump()
+
+    @listen(begin)
+    def b(self) -> None:
+        self.state.usage.bump()
+
+
 class Names(BaseModel):
     order: list[str] = Field(default_factory=list)
     seen: int = -1

@@ -14,6 +14,7 @@ from access_flows import (
     GlobalLog,
     LoopAppends,
     NestedCopy,
+    NestedMethod,
     RouterLoop,
 )
 
@@ -44,6 +45,17 @@ def test_a_nested_models_method_call_is_a_read() -> None:
     assert found.complete, found.caveat
     assert {o.state.usage.tokens for o in found} == {1, 2}
     assert _seeded(NestedCopy, range(16)) <= set(found.texts)
+    assert [(c.field, c.first, c.second) for c in found.conflicts] == [("state.usage", "a", "b")]
+
+
+def test_a_nested_models_own_method_is_a_write_until_it_returns() -> None:
+    # bump() reads tokens, sleeps and writes them back, inside the model: recorded as
+    # one write when the call began, the search stopped complete after 2 schedules with
+    # tokens == 1, while seeds reach 2 (one call ran whole before the other began).
+    found = _explored(NestedMethod)
+    assert found.complete, found.caveat
+    assert {o.state.usage.tokens for o in found} == {1, 2}
+    assert _seeded(NestedMethod, range(16)) <= set(found.texts)
     assert [(c.field, c.first, c.second) for c in found.conflicts] == [("state.usage", "a", "b")]
 
 

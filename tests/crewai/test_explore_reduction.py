@@ -77,12 +77,33 @@ def test_a_join_whose_source_starts_more_still_orders_its_firing() -> None:
     assert sorted(o.output for o in found) == ["2", "m2"]
 
 
+def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
+    # A router reading what a parallel branch writes: 3 outcomes. A pool job's end that
+    # wakes a loop task was ordered against every turn of the loop (14 schedules); a
+    # turn that leaves nothing queued commutes with it (the woken task is alone in the
+    # queue either way), so those orders are one: 7 schedules, every seeded outcome.
+    from soundness_flows import GuardedAppends, RouterReads
+
+    found, reached = explored_and_seeded(RouterReads, 100, seeds=32)
+    assert found.complete, found.caveat
+    assert len(found.outcomes) == 3
+    assert found.schedules_run <= 7
+    assert reached <= set(found.texts)
+    # Three appends under a lock: 86 schedules before, 55 now.
+    found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
+    assert found.complete, found.caveat
+    assert len(found.outcomes) == 4
+    assert found.schedules_run <= 70
+    assert reached <= set(found.texts)
+
+
 @pytest.mark.long
 def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     # Their reads and writes have at most 6!/(2!2!2!) = 90 orders (each listener reads
     # before it writes); up to reads commuting with reads, 3! write orders times 1*2*3
     # places for the reads = 36 traces. The search runs every one of the 90 orders (and
-    # so the 36 traces), in 574 schedules: the others order the same accesses otherwise
+    # so the 36 traces), in 449 schedules (574 while a job's end was ordered against
+    # every turn of the loop, quiet or not): the others order the same accesses otherwise
     # against the clock's moves (266 orders with the moves: a reader held back past a
     # move sets a later deadline) and against the and_'s looks and the loop's turns,
     # other traces of the search's model, not of the accesses (docs/exploration.md).
@@ -94,7 +115,7 @@ def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     assert len(orders) == 90
     assert all(len(order) == 6 for order in orders)
     assert len(traces) == 36
-    assert found.schedules_run <= 600
+    assert found.schedules_run <= 460
     assert sorted(o.output for o in found) == [1, 2, 3]
     assert reached <= set(found.texts)
 
@@ -123,9 +144,10 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # outcome names the flow's output (the last method to end, a loser's too), what the
     # or_ listener got, the winner and who lost or was cancelled: seeds 0..399 reach 27
     # of them, the search 51, so no complete search can take 6 schedules. It takes
-    # 2,202 (6 racer start orders times 367): see docs/exploration.md.
-    found, reached = explored_and_seeded(SleepingRacers, 3_000, seeds=32)
+    # 5,244 (2,202, 6 racer start orders times 367, before a timer's task was ordered
+    # after the move of the clock that reached its timer): see docs/exploration.md.
+    found, reached = explored_and_seeded(SleepingRacers, 6_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
-    assert found.schedules_run <= 2_300
+    assert found.schedules_run <= 5_400
     assert reached <= set(found.texts)

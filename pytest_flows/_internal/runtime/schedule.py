@@ -121,6 +121,9 @@ class Chooser:
         self.sleep = sleep
         #: The virtual clock's reading at the choice point being made (set by the scheduler).
         self.now: float | None = None
+        #: Whether an event loop has a callback queued or a timer due at the choice point
+        #: being made (set by the scheduler; see SleepSets.settle).
+        self.queued = True
         #: Records what the run accessed while the seed makes every choice (the race
         #: check of a seeded run: it records that run, it does not replace it).
         self.passive = passive
@@ -153,6 +156,10 @@ class Chooser:
         self._tasks_seen = 0
         self._moves = 0
         self._deadlines: list[tuple[float, int]] = []  # (when, the step that set it)
+        #: (loop thread, task) -> the steps that set its timers; a deadline's step -> the
+        #: move of the clock that reached it (timer_fired)
+        self._timers: dict[tuple[int, int], list[int]] = {}
+        self._reached_by: dict[int, int] = {}
         #: The choice points after which a pool thread took a job off its queue.
         self.job_choices: set[int] = set()
         #: The choice points after which a pool job ended and woke a loop's task.
@@ -204,6 +211,8 @@ class Chooser:
             step.clock = now
         if deadline is not None:
             self._deadlines.append((deadline, at))
+            if loop and not fixed:
+                self._timers.setdefault((thread, self.task_id(task)), []).append(at)
         return at
 
     def waited(self, at: int) -> None:
@@ -227,6 +236,9 @@ class Chooser:
         reached = [at for when, at in self._deadlines if when <= reaching]
         self._deadlines = [(when, at) for when, at in self._deadlines if when > reaching]
         step.after = tuple(sorted({*step.after, *reached}))
+        move = len(self.steps) - 1  # ``step`` is the latest step
+        for at in reached:
+            self._reached_by.setdefault(at, move)
 
     def ran(self, thread: int) -> None:
         """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""
@@ -305,7 +317,17 @@ class Chooser:
         threads' steps decided when the task ran (a thread's job that ends first gets its
         awaiter into the loop's queue before the timer's)."""
         at = self._current(loop, 0)
-        self._wakes.setdefault((loop, self.task_id(task)), []).append(at)
+        key = (loop, self.task_id(task))
+        self._wakes.setdefault(key, []).append(at)
+        # The timer is due only once the clock reached it: the task's next step also
+        # happens after that move (the earliest move that reached a timer the task set,
+        # when it set several), so a race of that step is reversed through the clock
+        # option (holding back what ran before the move), not only through the loop.
+        moves = [self._reached_by[s] for s in self._timers.get(key, ()) if s in self._reached_by]
+        if moves:
+            move = min(moves)
+            self._timers[key] = [s for s in self._timers[key] if self._reached_by.get(s) != move]
+            self._wakes[key].append(move)
 
     def woke(self, thread: int, loop: int, task: Any) -> None:
         """Thread ``thread`` ended a job whose result wakes asyncio ``task`` on ``loop``:
@@ -338,7 +360,7 @@ class Chooser:
         if self.wrap:
             index %= len(options)
         if self.sleep is not None and kind == "thread" and index < len(options):
-            self.sleep.settle(self.steps, options, self.now, self.loops)
+            self.sleep.settle(self.steps, options, self.now, self.loops, quiet=self._quiet())
             index = self.sleep.choose(
                 at, options, index if at < len(self.prefix) else None, self.loops
             )
@@ -356,6 +378,23 @@ class Chooser:
         if kind == "thread":
             self._step(options[index], at)
         return index
+
+    def _quiet(self) -> bool:
+        """Whether the loops' turns since the last choice point left nothing behind: no
+        callback queued or timer due, no woken task waiting for its turn, and no task
+        woken and run within those steps (a turn that queued something another turn
+        then ran). See :meth:`SleepSets.settle`."""
+        if self.queued:
+            return False
+        if any(waits for key, waits in self._wakes.items() if key[0] in self.loops):
+            return False
+        start = self.sleep.checked if self.sleep is not None else 0
+        return not any(
+            a >= start
+            for step in self.steps[start:]
+            if step.thread in self.loops and step.task != 0
+            for a in step.after
+        )
 
     def access(
         self,

@@ -19,17 +19,27 @@ loop and the clock option never sleep: what the loop runs next depends on which 
 tasks were woken, not on accesses. A step that takes a job off a pool's queue writes
 ``pool:jobs`` (two idle workers compete for one job); a step that ends a job whose
 result wakes a loop's task writes ``loop:posts``, which the loop's own steps read (task
-0, its turns: a turn runs what was posted before it); and a thread's next step includes
-the sync objects of its previous step (a blocked acquire records its access before it
-waits).
+0, its turns: a turn runs what was posted before it) unless the turn was *quiet* (see
+:meth:`SleepSets.settle`); and a thread's next step includes the sync objects of its
+previous step (a blocked acquire records its access before it waits).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["CLOCK", "JOBS", "POSTS", "SleepSets", "Summary", "dependent", "overlap"]
+__all__ = [
+    "CLOCK",
+    "JOBS",
+    "POSTS",
+    "SleepSets",
+    "Summary",
+    "dependent",
+    "loops_busy",
+    "overlap",
+]
 
 #: The key a step that takes a job off a pool's queue writes (for sleep sets only).
 JOBS = "pool:jobs"
@@ -44,6 +54,24 @@ CLOCK = "time:clock"
 
 #: The key prefix of the crewAI adapter's "last write wins" records (participants.LAST_WRITE).
 _LAST_WRITE = "flow:last="
+
+#: The key prefixes a job's end reads when a task looks at it (participants.RESULT_WANTED_BY:
+#: the crewAI adapter's ``or_`` race, ``race:or(a, b)`` and ``check:or(a, b)``). The task
+#: that looks is woken through ``asyncio.as_completed``'s callbacks, which record no wake,
+#: so where such an end lands among the loop's turns is kept as a choice in full.
+_LOOKED_AT = ("race:", "check:")
+
+
+def loops_busy(loops: Iterable[Any], now: float) -> bool:
+    """Whether an event loop of ``loops`` has a callback queued or a timer due by ``now``:
+    its next turn runs something besides what a job that ends now would post."""
+    for loop in loops:
+        if getattr(loop, "_ready", None):
+            return True
+        timers = getattr(loop, "_scheduled", ())
+        if any(not h.cancelled() and h.when() <= now for h in timers):
+            return True
+    return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +129,11 @@ class SleepSets:
         self._now: float | None = None
         self._job = False
 
+    @property
+    def checked(self) -> int:
+        """How many of the run's steps were settled (the steps after it are new)."""
+        return self._checked
+
     def ran(self, thread: int) -> None:
         """``thread`` got the baton: its next step is running."""
         self._sleeping.pop(thread, None)
@@ -114,9 +147,20 @@ class SleepSets:
         options: tuple[int, ...],
         now: float | None,
         loops: set[int] = frozenset(),  # type: ignore[assignment]
+        *,
+        quiet: bool = False,
     ) -> None:
         """Wake the threads that ran, that a dependent step disturbed, that are no longer
-        options, or all of them if the clock moved, since the last choice point."""
+        options, or all of them if the clock moved, since the last choice point.
+
+        A job's end that wakes a loop's task (its summary writes ``loop:posts``) wakes at
+        the loop's turn, unless the turn was ``quiet``: the loops have nothing queued now
+        and no task woke and ran within the steps since the last choice point (the
+        chooser says so). Then the end posted before the turn or after it leaves the
+        woken task alone in the queue, with the same tasks before it and after it, so the
+        two orders differ in the loop's bookkeeping only (docs/exploration.md, "A job's
+        end against a quiet turn"). An end a task looks at (``or_`` racers' jobs) is
+        the exception: that task's wake is not recorded."""
         if now is not None and self._now is not None and now != self._now:
             for seq, summary in list(self._sleeping.items()):
                 if CLOCK in summary.reads:
@@ -124,16 +168,22 @@ class SleepSets:
         self._now = now
         fresh = steps[self._checked :]
         self._checked = len(steps)
+        turned = False
         for step in fresh:
             thread = getattr(step, "thread", -1)
             self._sleeping.pop(thread, None)
             reads, writes = getattr(step, "reads", {}), getattr(step, "writes", {})
-            if thread in loops and getattr(step, "task", 0) == 0:
-                # A turn of the loop takes in what jobs that ended posted (its tasks' steps
-                # run within a turn whose callbacks were counted when it began).
-                reads = {**reads, POSTS: ""}
+            # A turn of the loop takes in what jobs that ended posted (its tasks' steps
+            # run within a turn whose callbacks were counted when it began).
+            turned = turned or (thread in loops and getattr(step, "task", 0) == 0)
             for seq, summary in list(self._sleeping.items()):
                 if dependent(summary.reads, summary.writes, reads, writes):
+                    del self._sleeping[seq]
+        if turned:
+            for seq, summary in list(self._sleeping.items()):
+                if POSTS in summary.writes and (
+                    not quiet or any(k.startswith(_LOOKED_AT) for k in summary.reads)
+                ):
                     del self._sleeping[seq]
         if self._job:
             self._job = False

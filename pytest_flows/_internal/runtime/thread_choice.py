@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.runtime import real_work
 from pytest_flows._internal.runtime.participants import Participant, _real_sleep, real_monotonic
+from pytest_flows._internal.runtime.sleep_sets import loops_busy
 
 if TYPE_CHECKING:
     from pytest_flows._internal.runtime.threads import ThreadScheduler
@@ -147,6 +148,7 @@ def chosen(
         return default
     sched.chooser.loops.update(p.seq for p in options if p.is_loop)
     sched.chooser.now = now  # the sleep sets wake every thread when the clock moves
+    sched.chooser.queued = loops_busy([loop for p in sched._parts for loop in p.loops], now)
     try:
         index = sched.chooser.pick("thread", tuple(seqs), woken)
     except FlowsUsageError as error:
