@@ -295,8 +295,9 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         self._give_up: asyncio.TimerHandle | None = None
 
     def _driver(self) -> Scheduler | None:
+        # Asked several times a loop iteration: attributes only, no property.
         scheduler = self._scheduler
-        if scheduler is None or scheduler is not _active or scheduler.threads.aborted:
+        if scheduler is None or scheduler is not _active or scheduler.threads._aborted is not None:
             return None
         return scheduler
 
@@ -310,7 +311,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         scheduler = self._driver()
         if scheduler is None:
             return real_monotonic()
-        return scheduler.clock.monotonic()
+        return scheduler.clock._now  # VirtualClock.monotonic(), inlined: every iteration
 
     def call_later(  # type: ignore[override]
         self, delay: float, callback: Any, *args: Any, context: Any = None
@@ -416,7 +417,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             threads.switch(me)
             return
         due = self._next_timer()
-        if due is not None and due <= threads.clock.monotonic():
+        if due is not None and due <= threads.clock._now:
             return
         settle_foreign_work()  # before time can jump (foreign_work.py)
         if self._ready:  # type: ignore[attr-defined]
@@ -424,7 +425,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         threads.block(me, self._has_work, due, "the event loop (idle)", fixed=True)
 
     def _next_timer(self) -> float | None:
-        timers = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        scheduled = self._scheduled  # type: ignore[attr-defined]
+        if not scheduled:
+            return None
+        timers = [h.when() for h in scheduled if not h.cancelled()]
         return min(timers) if timers else None
 
     def _has_work(self) -> bool:

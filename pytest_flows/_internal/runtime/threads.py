@@ -446,11 +446,12 @@ class ThreadScheduler:
         """Give ``nxt`` the baton; False if the test ended (``detach``) since ``nxt`` was
         chosen: detach has woken every parked thread already, ``nxt`` included."""
         with self._mutex:
-            if nxt.let_go:
+            if nxt.generation != self.generation:  # let go (``let_go``, inlined: hot)
                 return False
             self._holder = nxt
             self.switches += 1
-        self._note_holder(nxt)
+        if self.chooser is not None:
+            self.chooser.ran(nxt.seq)  # see _note_holder
         nxt._wake.release()
         return True
 
@@ -468,7 +469,7 @@ class ThreadScheduler:
             # again would leave the run as stuck as it was.
             self._interrupted(me, error)
             raise
-        if not me.let_go:
+        if me.cut and me.generation == self.generation:  # _check_abort, if not let go
             self._check_abort(me)
 
     def poke(self) -> None:
