@@ -377,7 +377,12 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 threads.leave(me)
 
     def _run_once(self) -> None:
-        scheduler = self._driver()
+        # ``_driver()``, inlined: once an iteration
+        scheduler = self._scheduler
+        if scheduler is not None and (
+            scheduler is not _active or scheduler.threads._aborted is not None
+        ):
+            scheduler = None
         me = current()
         if scheduler is not None and me is not None and self in me.loops:
             self._take_turn(scheduler.threads, me)
@@ -442,8 +447,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
         scheduler = self._driver()
+        if scheduler is None or scheduler.threads.chooser is None:
+            return task  # only a schedule records who created a task
         me = current()
-        if scheduler is not None and me is not None and self in me.loops:
+        if me is not None and self in me.loops:
             # What the creating task did so far happens before the new task's steps.
             scheduler.threads.task_created(me, task)
             if scheduler.threads.chooser is not None:

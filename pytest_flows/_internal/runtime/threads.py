@@ -237,8 +237,10 @@ class ThreadScheduler:
 
     def woke(self, loop: Participant, task: object) -> None:
         """The calling pool thread's job ends, and its result wakes ``task`` on ``loop``."""
+        if self.chooser is None or self._aborted is not None:
+            return  # (a plain run: no need to look the thread up)
         me = current()
-        if me is not None and self.chooser is not None and self._aborted is None:
+        if me is not None:
             self.chooser.woke(me.seq, loop.seq, task)
 
     def _work(self, me: Participant) -> None:
