@@ -95,7 +95,7 @@ def choose(
     if not others:
         return me
     if sched.chooser is not None and not sched.chooser.passive:
-        if me.is_loop and handoff is None:
+        if me.loops and handoff is None:
             return sched._loop_turn(me, others)
         default = sched._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
         return sched._chosen(default, [me, *others], me) or me
@@ -131,10 +131,10 @@ def seed_zero_choice(
 ) -> Participant:
     if handoff is not None and handoff in others:
         return handoff
-    if yielding or me.is_loop:
+    if yielding or me.loops:
         # The loop's turn (and sleep(0)) lets runnable threads go first, as
         # they would have run meanwhile on a real pool.
-        workers = [p for p in others if not p.is_loop] or others
+        workers = [p for p in others if not p.loops] or others
         later = [p for p in workers if p.seq > me.seq]
         return (later or workers)[0]
     return me
@@ -169,7 +169,7 @@ def chosen(
         )
     if len(seqs) == 1:
         return default
-    sched.chooser.loops.update(p.seq for p in options if p.is_loop)
+    sched.chooser.loops.update(p.seq for p in options if p.loops)
     sched.chooser.now = now  # the sleep sets wake every thread when the clock moves
     try:
         index = sched.chooser.pick("thread", tuple(seqs), woken)
@@ -233,10 +233,10 @@ def next_or_idle(sched: ThreadScheduler, me: Participant | None) -> Participant 
         if ready:
             real_work.held_until_ready(sched, held)
             if sched.chooser is not None and not sched.chooser.passive:
-                workers = [p for p in ready if not p.is_loop]
+                workers = [p for p in ready if not p.loops]
                 return sched._chosen((workers or ready)[0], ready, me)
             if sched.seed == 0:
-                workers = [p for p in ready if not p.is_loop]
+                workers = [p for p in ready if not p.loops]
                 return (workers or ready)[0]
             return sched._pick(ready)
         due = sched._next_deadline()
@@ -250,7 +250,7 @@ def next_or_idle(sched: ThreadScheduler, me: Participant | None) -> Participant 
             if sched.chooser is not None and not sched.chooser.passive:
                 sched.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
             continue
-        if not any(p.is_loop for p in sched._parts):
+        if not any(p.loops for p in sched._parts):
             # Only threads are left and all are blocked: something outside the flow
             # (a test thread, interpreter shutdown) may still release them.
             return None

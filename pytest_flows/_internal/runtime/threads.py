@@ -217,7 +217,7 @@ class ThreadScheduler:
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:
             self.chooser.spawned(
-                parent.seq, child.seq, task=running_task(parent), loop=parent.is_loop
+                parent.seq, child.seq, task=running_task(parent), loop=bool(parent.loops)
             )
 
     def task_created(self, loop: Participant, child: object) -> None:
@@ -320,7 +320,7 @@ class ThreadScheduler:
             # taking it is a read, ordered only against threads taking it.
             number = getattr(lock, "number", None)
             name = f"{number - self._first_lock}" if number is not None else f"{id(lock):x}"
-            record_access(f"sync:{name}", write=not me.is_loop)
+            record_access(f"sync:{name}", write=not me.loops)
 
     def block(
         self,
@@ -342,7 +342,7 @@ class ThreadScheduler:
             setter = self.chooser.read_clock(
                 me.seq,
                 task=running_task(me),
-                loop=me.is_loop,
+                loop=bool(me.loops),
                 now=self.clock.monotonic(),
                 deadline=deadline,
                 fixed=fixed,
