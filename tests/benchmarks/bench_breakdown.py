@@ -16,7 +16,8 @@ Then the ratio flows.run / (b) in wall time, and in CPU time of the whole proces
 thread; a load that takes the CPU away between hand-offs does not count), with the load.
 
 ``BENCH_BEFORE=/path/to/other/checkout`` measures that checkout's ``pytest_flows`` too, in
-rounds alternating with this one's (``side_by_side.py``), and reports both.
+rounds alternating with this one's (``side_by_side.py``), and reports both. Each also
+counts the Python calls a run makes, flows.run and (b): a measure of work no load moves.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import asyncio
 import os
 import statistics
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -102,11 +104,53 @@ def handoff_waits(session: FlowsSession, runs: int) -> tuple[list[float], int]:
     return per_run, count
 
 
+#: Python calls a run: flows.run, the runtime alone (counted once: they do not vary).
+CALLS: list[float] = []
+
+
 def warm_up() -> None:
     with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
         session.run(Twelve)
     with _quiet_console(), patches.inline_event_bus(), memory_faked():
         runtime_alone()
+    CALLS[:] = python_calls()
+
+
+class _Calls:
+    """Counts Python function calls on every thread started while counting (Python 3.11
+    has no profile hook for threads already running): a measure of work no load moves."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            self.count += 1
+
+    def __enter__(self) -> _Calls:
+        threading.setprofile(self._profile)
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+
+def python_calls(runs: int = 3) -> tuple[float, float]:
+    """Python calls a ``flows.run`` of the flow makes (its pool threads started while
+    counting, so their calls count too), and a run of the runtime alone."""
+    with _Calls() as calls, FlowsSession(test_id="bench-breakdown") as session:
+        session.run(Twelve)  # its pool threads start here, counted from now on
+        calls.count = 0
+        for _ in range(runs):
+            session.run(Twelve)
+        harnessed = calls.count / runs
+    with _quiet_console(), patches.inline_event_bus(), memory_faked(), _Calls() as calls:
+        for _ in range(runs):
+            runtime_alone()
+        alone = calls.count / runs
+    return harnessed, alone
 
 
 def one_round() -> list[float]:
@@ -121,7 +165,7 @@ def one_round() -> list[float]:
         total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
         total_cpu = statistics.median(cpu_samples(lambda: session.run(Twelve), ROUND))
         waits, handoffs = handoff_waits(session, ROUND)
-    return [total, alone, statistics.median(waits), handoffs, total_cpu, alone_cpu]
+    return [total, alone, statistics.median(waits), handoffs, total_cpu, alone_cpu, *CALLS]
 
 
 def report(name: str, rounds: list[list[float]]) -> None:
@@ -147,6 +191,10 @@ def report(name: str, rounds: list[list[float]]) -> None:
         f"  flows.run / (b), CPU time: {run_cpu / alone_cpu:.3f}x "
         f"({run_cpu:.2f} ms against {alone_cpu:.2f} ms; median of the rounds' ratios "
         f"{ratio:.3f}x)"
+    )
+    print(
+        f"  Python calls a run (every thread; no load moves them): flows.run {med[6]:.0f}, "
+        f"(b) {med[7]:.0f}: the harness's part {med[6] - med[7]:.0f}"
     )
 
 
