@@ -14,6 +14,10 @@ It splits a harnessed run (``BENCH_RUNS`` runs in alternating rounds) into:
   (a) the harness's own work: the rest (scheduler, deterministic loop, seams, trace).
 Then the ratio flows.run / (b) in wall time, and in CPU time of the whole process (every
 thread; a load that takes the CPU away between hand-offs does not count), with the load.
+
+``BENCH_BEFORE=/path/to/other/checkout`` measures that checkout's ``pytest_flows`` too, in
+rounds alternating with this one's (``side_by_side.py``), and reports both. Each also
+counts the Python calls a run makes, flows.run and (b): a measure of work no load moves.
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ import asyncio
 import os
 import statistics
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from benchkit import cpu_samples, memory_faked, samples, wall  # first: crewai's offline settings
+
+# isort: split
+import side_by_side
 from crewai.events.event_bus import crewai_event_bus
 from dispatch_flows import Twelve
 
@@ -96,48 +104,105 @@ def handoff_waits(session: FlowsSession, runs: int) -> tuple[list[float], int]:
     return per_run, count
 
 
-def main() -> None:
-    # Per round: the median of each measure, and of what is left of a harnessed run;
-    # the medians over rounds of those resist a load that drifts from round to round.
-    rounds: list[tuple[float, float, float, float]] = []
-    cpu: list[tuple[float, float]] = []
-    handoffs = 0
+#: Python calls a run: flows.run, the runtime alone (counted once: they do not vary).
+CALLS: list[float] = []
+
+
+def warm_up() -> None:
     with FlowsSession(test_id="bench-breakdown") as session:  # one-time imports and config
         session.run(Twelve)
     with _quiet_console(), patches.inline_event_bus(), memory_faked():
         runtime_alone()
-    for _ in range(max(1, -(-RUNS // ROUND))):
-        with _quiet_console(), patches.inline_event_bus(), memory_faked():
-            alone = statistics.median(samples(runtime_alone, ROUND))
-            alone_cpu = statistics.median(cpu_samples(runtime_alone, ROUND))
-        with FlowsSession(test_id="bench-breakdown") as session:
+    CALLS[:] = python_calls()
+
+
+class _Calls:
+    """Counts Python function calls on every thread started while counting (Python 3.11
+    has no profile hook for threads already running): a measure of work no load moves."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            self.count += 1
+
+    def __enter__(self) -> _Calls:
+        threading.setprofile(self._profile)
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+
+def python_calls(runs: int = 3) -> tuple[float, float]:
+    """Python calls a ``flows.run`` of the flow makes (its pool threads started while
+    counting, so their calls count too), and a run of the runtime alone."""
+    with _Calls() as calls, FlowsSession(test_id="bench-breakdown") as session:
+        session.run(Twelve)  # its pool threads start here, counted from now on
+        calls.count = 0
+        for _ in range(runs):
             session.run(Twelve)
-            total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
-            total_cpu = statistics.median(cpu_samples(lambda: session.run(Twelve), ROUND))
-            waits, handoffs = handoff_waits(session, ROUND)
-            waited = statistics.median(waits)
-        rounds.append((total, alone, waited, total - alone - waited))
-        cpu.append((total_cpu, alone_cpu))
-    total, b, c, a = (statistics.median(column) * 1000 for column in zip(*rounds, strict=True))
+        harnessed = calls.count / runs
+    with _quiet_console(), patches.inline_event_bus(), memory_faked(), _Calls() as calls:
+        for _ in range(runs):
+            runtime_alone()
+        alone = calls.count / runs
+    return harnessed, alone
+
+
+def one_round() -> list[float]:
+    """Per round: the median of each measure (wall: flows.run, (b), (c), and the number of
+    hand-offs; CPU: flows.run, (b)). The medians over rounds of those resist a load that
+    drifts from round to round."""
+    with _quiet_console(), patches.inline_event_bus(), memory_faked():
+        alone = statistics.median(samples(runtime_alone, ROUND))
+        alone_cpu = statistics.median(cpu_samples(runtime_alone, ROUND))
+    with FlowsSession(test_id="bench-breakdown") as session:
+        session.run(Twelve)
+        total = statistics.median(samples(lambda: session.run(Twelve), ROUND))
+        total_cpu = statistics.median(cpu_samples(lambda: session.run(Twelve), ROUND))
+        waits, handoffs = handoff_waits(session, ROUND)
+    return [total, alone, statistics.median(waits), handoffs, total_cpu, alone_cpu, *CALLS]
+
+
+def report(name: str, rounds: list[list[float]]) -> None:
+    med = [statistics.median(column) for column in zip(*rounds, strict=True)]
+    total, b, c = (x * 1000 for x in med[:3])
+    a = statistics.median(r[0] - r[1] - r[2] for r in rounds) * 1000
     rows = [
         ("flows.run", total),
         ("(b) crewai runtime alone, no threads", b),
-        (f"(c) {handoffs} baton hand-offs, waiting to run", c),
+        (f"(c) {med[3]:.0f} baton hand-offs, waiting to run", c),
         ("(a) harness work (the rest)", a),
     ]
     print(
-        f"12-method flow (medians over {len(rounds)} rounds of {ROUND} runs, "
+        f"{name}: 12-method flow (medians over {len(rounds)} rounds of {ROUND} runs, "
         f"Python {sys.version.split()[0]}):"
     )
     for label, ms in rows:
         print(f"  {label:<40} {ms:6.2f} ms  {ms / total:4.0%}")
-    run_cpu, alone_cpu = (statistics.median(column) * 1000 for column in zip(*cpu, strict=True))
+    run_cpu, alone_cpu = med[4] * 1000, med[5] * 1000
+    ratio = statistics.median(r[4] / r[5] for r in rounds)
     print(f"  flows.run / (b), wall time: {total / b:.3f}x")
     print(
         f"  flows.run / (b), CPU time: {run_cpu / alone_cpu:.3f}x "
-        f"({run_cpu:.2f} ms against {alone_cpu:.2f} ms)"
+        f"({run_cpu:.2f} ms against {alone_cpu:.2f} ms; median of the rounds' ratios "
+        f"{ratio:.3f}x)"
     )
-    print("  load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(
+        f"  Python calls a run (every thread; no load moves them): flows.run {med[6]:.0f}, "
+        f"(b) {med[7]:.0f}: the harness's part {med[6] - med[7]:.0f}"
+    )
+
+
+def main() -> None:
+    found = side_by_side.rounds(__file__, max(1, -(-RUNS // ROUND)), warm_up, one_round)
+    for name, rounds in found.items():
+        report(name, rounds)
+    print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ per-round medians (a load that drifts from round to round moves all columns of a
 alike). The ratios are schedule / bare and schedule / alone, in CPU time and in wall time;
 the last line gives their medians over the corpus, and the load average.
 ``BENCH_FLOWS`` (class names, comma-separated) measures only those.
+``BENCH_BEFORE=/path/to/other/checkout`` measures that checkout's ``pytest_flows`` too, in
+rounds alternating with this one's (``side_by_side.py``), and reports both.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ from typing import Any
 from bench_breakdown import _InlineLoop
 from bench_explore import CORPUS
 from benchkit import cpu_samples, memory_faked, samples, wall  # first: crewai's offline settings
+
+# isort: split
+import side_by_side
 from crewai.events.event_bus import crewai_event_bus
 
 from pytest_flows import FlowsSession, explore
@@ -85,7 +90,7 @@ def _medians(fn: Callable[[], object]) -> tuple[float, float]:
     return statistics.median(samples(fn, RUNS)), statistics.median(cpu_samples(fn, RUNS))
 
 
-def _search(session: FlowsSession, flow: type) -> tuple[float, float, int]:
+def _search(session: FlowsSession, flow: type) -> tuple[float, float, float]:
     """Wall and CPU seconds a schedule of ``explore()``, and how many it ran."""
     started, cpu = wall(), time.process_time()
     found = explore(session, flow, max_schedules=RUNS)
@@ -93,44 +98,57 @@ def _search(session: FlowsSession, flow: type) -> tuple[float, float, int]:
     return (wall() - started) / n, (time.process_time() - cpu) / n, n
 
 
-def measure(flow: type) -> tuple[list[float], int]:
-    """bare, alone, run and schedule (wall, CPU) seconds, and the schedules run."""
-    rows = []
-    schedules = 0
-    for _ in range(ROUNDS):
-        with _quiet_console(), _no_waiting(), memory_faked():
-            b = _medians(lambda: bare(flow))
-            with patches.inline_event_bus():
-                a = _medians(lambda: alone(flow))
-        with FlowsSession(test_id="bench") as session:
-            r = _medians(lambda: session.run(flow, raise_on_error=False))
-            *s, schedules = _search(session, flow)
-        rows.append((*b, *a, *r, *s))
-    return [statistics.median(column) for column in zip(*rows, strict=True)], schedules
+def measure(flow: type) -> list[float]:
+    """One round for ``flow``: bare, alone, run and schedule (wall, CPU) seconds, and the
+    schedules run."""
+    with _quiet_console(), _no_waiting(), memory_faked():
+        b = _medians(lambda: bare(flow))
+        with patches.inline_event_bus():
+            a = _medians(lambda: alone(flow))
+    with FlowsSession(test_id="bench") as session:
+        r = _medians(lambda: session.run(flow, raise_on_error=False))
+        s = _search(session, flow)
+    return [*b, *a, *r, *s]
 
 
-def main() -> None:
+def _flows() -> list[type]:
     only = {name for name in os.environ.get("BENCH_FLOWS", "").split(",") if name}
-    flows = [flow for flow in CORPUS if not only or flow.__name__ in only]
-    for flow in flows[:1]:  # one-time imports and configuration
+    return [flow for flow in CORPUS if not only or flow.__name__ in only]
+
+
+def warm_up() -> None:
+    for flow in _flows()[:1]:  # one-time imports and configuration
         with _quiet_console(), _no_waiting(), memory_faked():
             bare(flow)
         with FlowsSession(test_id="bench") as session:
             explore(session, flow, max_schedules=2)
+
+
+def one_round() -> list[list[float]]:
+    """Every flow measured once (the rounds interleave the flows, so a load that drifts
+    weighs on each alike)."""
+    return [measure(flow) for flow in _flows()]
+
+
+def report(name: str, rounds: list[list[list[float]]]) -> None:
     print(
+        f"{name}:\n"
         f"{'':20} {'CPU ms':^35} {'wall':>8} {'CPU ratio':^13} {'wall ratio':^13}\n"
         f"{'flow':20} {'bare':>8} {'alone':>8} {'run':>8} {'sched':>8} {'sched/s':>8} "
         f"{'/bare':>6} {'/alone':>6} {'/bare':>6} {'/alone':>6}  "
-        f"(Python {sys.version.split()[0]}, {ROUNDS} rounds of {RUNS})"
+        f"(Python {sys.version.split()[0]}, {len(rounds)} rounds of {RUNS})"
     )
     ratios: list[tuple[float, float, float, float, float]] = []
-    for flow in flows:
-        (bw, bc, aw, ac, _rw, rc, sw, sc), n = measure(flow)
+    for k, flow in enumerate(_flows()):
+        rows = [r[k] for r in rounds]
+        bw, bc, aw, ac, _rw, rc, sw, sc, n = (
+            statistics.median(column) for column in zip(*rows, strict=True)
+        )
         ratios.append((1 / sw, sc / bc, sc / ac, sw / bw, sw / aw))
         print(
             f"{flow.__name__:20} {bc * 1e3:8.2f} {ac * 1e3:8.2f} {rc * 1e3:8.2f} {sc * 1e3:8.2f} "
             + "{:8.0f} {:6.2f} {:6.2f} {:6.2f} {:6.2f}".format(*ratios[-1])
-            + ("" if n == RUNS else f"  ({n} schedules)"),
+            + ("" if n == RUNS else f"  ({n:.0f} schedules)"),
             flush=True,
         )
     medians = [statistics.median(column) for column in zip(*ratios, strict=True)]
@@ -138,6 +156,12 @@ def main() -> None:
         f"{'median':20} {'':8} {'':8} {'':8} {'':8} "
         + "{:8.0f} {:6.2f} {:6.2f} {:6.2f} {:6.2f}".format(*medians)
     )
+
+
+def main() -> None:
+    found = side_by_side.rounds(__file__, ROUNDS, warm_up, one_round)
+    for name, rounds in found.items():
+        report(name, rounds)
     print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 

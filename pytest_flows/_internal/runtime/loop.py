@@ -295,8 +295,9 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         self._give_up: asyncio.TimerHandle | None = None
 
     def _driver(self) -> Scheduler | None:
+        # Asked several times a loop iteration: attributes only, no property.
         scheduler = self._scheduler
-        if scheduler is None or scheduler is not _active or scheduler.threads.aborted:
+        if scheduler is None or scheduler is not _active or scheduler.threads._aborted is not None:
             return None
         return scheduler
 
@@ -310,7 +311,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         scheduler = self._driver()
         if scheduler is None:
             return real_monotonic()
-        return scheduler.clock.monotonic()
+        return scheduler.clock._now  # VirtualClock.monotonic(), inlined: every iteration
 
     def call_later(  # type: ignore[override]
         self, delay: float, callback: Any, *args: Any, context: Any = None
@@ -376,7 +377,12 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                 threads.leave(me)
 
     def _run_once(self) -> None:
-        scheduler = self._driver()
+        # ``_driver()``, inlined: once an iteration
+        scheduler = self._scheduler
+        if scheduler is not None and (
+            scheduler is not _active or scheduler.threads._aborted is not None
+        ):
+            scheduler = None
         me = current()
         if scheduler is not None and me is not None and self in me.loops:
             self._take_turn(scheduler.threads, me)
@@ -416,7 +422,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             threads.switch(me)
             return
         due = self._next_timer()
-        if due is not None and due <= threads.clock.monotonic():
+        if due is not None and due <= threads.clock._now:
             return
         settle_foreign_work()  # before time can jump (foreign_work.py)
         if self._ready:  # type: ignore[attr-defined]
@@ -424,7 +430,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         threads.block(me, self._has_work, due, "the event loop (idle)", fixed=True)
 
     def _next_timer(self) -> float | None:
-        timers = [h.when() for h in self._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        scheduled = self._scheduled  # type: ignore[attr-defined]
+        if not scheduled:
+            return None
+        timers = [h.when() for h in scheduled if not h.cancelled()]
         return min(timers) if timers else None
 
     def _has_work(self) -> bool:
@@ -438,8 +447,10 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
         scheduler = self._driver()
+        if scheduler is None or scheduler.threads.chooser is None:
+            return task  # only a schedule records who created a task
         me = current()
-        if scheduler is not None and me is not None and self in me.loops:
+        if me is not None and self in me.loops:
             # What the creating task did so far happens before the new task's steps.
             scheduler.threads.task_created(me, task)
             if scheduler.threads.chooser is not None:

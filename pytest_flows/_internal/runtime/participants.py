@@ -121,7 +121,7 @@ def switch_point(why: str) -> None:
     so a read-modify-write race can interleave.
     """
     me = current()
-    if me is not None and me.sched.seed != 0 and not me.sched.aborted:
+    if me is not None and me.sched.seed != 0 and me.sched._aborted is None:
         me.sched.switch(me, why=why)
 
 
@@ -144,7 +144,7 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
     """Tell the schedule being explored that the running thread read or wrote ``key``
     (a state field, a sync object): the race detector and the reduction use it."""
     me = current()
-    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+    if me is not None and me.sched.chooser is not None and me.sched._aborted is None:
         me.sched.chooser.access(
             me.seq,
             key,
@@ -152,7 +152,7 @@ def record_access(key: str, *, write: bool, where: str = "", method: str = "") -
             where=where,
             method=method,
             task=running_task(me),
-            loop=me.is_loop,
+            loop=bool(me.loops),
         )
 
 
@@ -163,9 +163,9 @@ def track_container(key: str, value: Any, snapshot: Callable[[Any], Any], where:
     cannot be told (an event loop's thread runs many tasks without giving up its turn,
     so a change could not be placed among theirs): the caller counts the read as a write."""
     me = current()
-    if me is None or me.sched.chooser is None or me.sched.aborted:
+    if me is None or me.sched.chooser is None or me.sched._aborted is not None:
         return True  # nothing is recorded
-    if me.is_loop:
+    if me.loops:
         return False
     me.sched.chooser.track(me.seq, key, value, snapshot, where=where)
     return True
@@ -183,11 +183,11 @@ def note_clock_read(deadline: float | None = None) -> None:
 def clock_read_by(me: Participant, deadline: float | None = None) -> None:
     """:func:`note_clock_read` for ``me``, the running thread's participant, already
     looked up (a clock read tells this and the spin count: one lookup for both)."""
-    if me.sched.chooser is not None and not me.sched.aborted:
+    if me.sched.chooser is not None and me.sched._aborted is None:
         me.sched.chooser.read_clock(
             me.seq,
             task=running_task(me),
-            loop=me.is_loop,
+            loop=bool(me.loops),
             now=me.sched.clock.monotonic(),
             deadline=deadline,
         )
@@ -196,14 +196,14 @@ def clock_read_by(me: Participant, deadline: float | None = None) -> None:
 def recording() -> bool:
     """Whether the running thread's accesses are recorded (a schedule is being followed)."""
     me = current()
-    return me is not None and me.sched.chooser is not None and not me.sched.aborted
+    return me is not None and me.sched.chooser is not None and me.sched._aborted is None
 
 
 def note_caveat(text: str) -> None:
     """Tell the schedule being explored that this run did something the reduction does
     not model (the exploration then says it is not complete, and why)."""
     me = current()
-    if me is not None and me.sched.chooser is not None and not me.sched.aborted:
+    if me is not None and me.sched.chooser is not None and me.sched._aborted is None:
         me.sched.chooser.caveats.add(text)
 
 

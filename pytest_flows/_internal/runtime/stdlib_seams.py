@@ -110,7 +110,12 @@ class SchedLock:
     def release(self) -> None:
         self._real.release()
         stack = _by_thread.get(_get_ident())
-        if not stack or (stack[-1].let_go and current() is None):  # from outside the flow
+        if not stack:  # from outside the flow
+            _poke_idle()
+            return
+        top = stack[-1]
+        # ``top.let_go``, inlined: Conditions and Futures release hundreds of times a run
+        if top.generation != top.sched.generation and current() is None:
             _poke_idle()
 
     def locked(self) -> bool:

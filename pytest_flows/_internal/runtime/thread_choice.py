@@ -61,18 +61,42 @@ SAME_MOMENT = 1e-5
 
 
 def ready(sched: ThreadScheduler, exclude: Participant | None = None) -> list[Participant]:
-    now = sched.clock.monotonic()
-    return [p for p in list(sched._parts) if p is not exclude and p.ready(now)]
+    # Participant.ready, inlined: every switch point asks this of every participant.
+    now = sched.clock._now
+    found = []
+    for p in list(sched._parts):
+        if p is exclude or p.done or p.outside:
+            continue
+        ready_when = p.ready_when
+        if ready_when is not None and (p.deadline is None or now < p.deadline):
+            try:
+                if not ready_when():
+                    continue
+            except Exception:  # a predicate over torn-down state: let its owner look
+                pass
+        found.append(p)
+    return found
 
 
 def choose(
     sched: ThreadScheduler, me: Participant, *, handoff: Participant | None, yielding: bool
 ) -> Participant:
+    if (
+        handoff is not None
+        and sched.seed == 0
+        and (sched.chooser is None or sched.chooser.passive)
+        and handoff is not me
+        and handoff in sched._parts
+        and handoff.ready(sched.clock._now)
+    ):
+        # Seed 0 runs work it hands off at once (seed_zero_choice): no need to look at
+        # who else could run.
+        return handoff
     others = sched._ready(exclude=me)
     if not others:
         return me
     if sched.chooser is not None and not sched.chooser.passive:
-        if me.is_loop and handoff is None:
+        if me.loops and handoff is None:
             return sched._loop_turn(me, others)
         default = sched._seed_zero_choice(me, others, handoff=handoff, yielding=yielding)
         return sched._chosen(default, [me, *others], me) or me
@@ -108,10 +132,10 @@ def seed_zero_choice(
 ) -> Participant:
     if handoff is not None and handoff in others:
         return handoff
-    if yielding or me.is_loop:
+    if yielding or me.loops:
         # The loop's turn (and sleep(0)) lets runnable threads go first, as
         # they would have run meanwhile on a real pool.
-        workers = [p for p in others if not p.is_loop] or others
+        workers = [p for p in others if not p.loops] or others
         later = [p for p in workers if p.seq > me.seq]
         return (later or workers)[0]
     return me
@@ -146,7 +170,7 @@ def chosen(
         )
     if len(seqs) == 1:
         return default
-    sched.chooser.loops.update(p.seq for p in options if p.is_loop)
+    sched.chooser.loops.update(p.seq for p in options if p.loops)
     sched.chooser.now = now  # the sleep sets wake every thread when the clock moves
     sched.chooser.queued = loops_busy([loop for p in sched._parts for loop in p.loops], now)
     try:
@@ -211,10 +235,10 @@ def next_or_idle(sched: ThreadScheduler, me: Participant | None) -> Participant 
         if ready:
             real_work.held_until_ready(sched, held)
             if sched.chooser is not None and not sched.chooser.passive:
-                workers = [p for p in ready if not p.is_loop]
+                workers = [p for p in ready if not p.loops]
                 return sched._chosen((workers or ready)[0], ready, me)
             if sched.seed == 0:
-                workers = [p for p in ready if not p.is_loop]
+                workers = [p for p in ready if not p.loops]
                 return (workers or ready)[0]
             return sched._pick(ready)
         due = sched._next_deadline()
@@ -228,7 +252,7 @@ def next_or_idle(sched: ThreadScheduler, me: Participant | None) -> Participant 
             if sched.chooser is not None and not sched.chooser.passive:
                 sched.chooser.clock_moved(due, reaching=due + SAME_MOMENT)
             continue
-        if not any(p.is_loop for p in sched._parts):
+        if not any(p.loops for p in sched._parts):
             # Only threads are left and all are blocked: something outside the flow
             # (a test thread, interpreter shutdown) may still release them.
             return None

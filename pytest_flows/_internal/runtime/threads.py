@@ -217,7 +217,7 @@ class ThreadScheduler:
     def _spawned(self, parent: Participant, child: Participant) -> None:
         if self.chooser is not None and self._aborted is None:
             self.chooser.spawned(
-                parent.seq, child.seq, task=running_task(parent), loop=parent.is_loop
+                parent.seq, child.seq, task=running_task(parent), loop=bool(parent.loops)
             )
 
     def task_created(self, loop: Participant, child: object) -> None:
@@ -237,8 +237,10 @@ class ThreadScheduler:
 
     def woke(self, loop: Participant, task: object) -> None:
         """The calling pool thread's job ends, and its result wakes ``task`` on ``loop``."""
+        if self.chooser is None or self._aborted is not None:
+            return  # (a plain run: no need to look the thread up)
         me = current()
-        if me is not None and self.chooser is not None and self._aborted is None:
+        if me is not None:
             self.chooser.woke(me.seq, loop.seq, task)
 
     def _work(self, me: Participant) -> None:
@@ -318,7 +320,7 @@ class ThreadScheduler:
             # taking it is a read, ordered only against threads taking it.
             number = getattr(lock, "number", None)
             name = f"{number - self._first_lock}" if number is not None else f"{id(lock):x}"
-            record_access(f"sync:{name}", write=not me.is_loop)
+            record_access(f"sync:{name}", write=not me.loops)
 
     def block(
         self,
@@ -340,7 +342,7 @@ class ThreadScheduler:
             setter = self.chooser.read_clock(
                 me.seq,
                 task=running_task(me),
-                loop=me.is_loop,
+                loop=bool(me.loops),
                 now=self.clock.monotonic(),
                 deadline=deadline,
                 fixed=fixed,
@@ -446,11 +448,12 @@ class ThreadScheduler:
         """Give ``nxt`` the baton; False if the test ended (``detach``) since ``nxt`` was
         chosen: detach has woken every parked thread already, ``nxt`` included."""
         with self._mutex:
-            if nxt.let_go:
+            if nxt.generation != self.generation:  # let go (``let_go``, inlined: hot)
                 return False
             self._holder = nxt
             self.switches += 1
-        self._note_holder(nxt)
+        if self.chooser is not None:
+            self.chooser.ran(nxt.seq)  # see _note_holder
         nxt._wake.release()
         return True
 
@@ -468,7 +471,7 @@ class ThreadScheduler:
             # again would leave the run as stuck as it was.
             self._interrupted(me, error)
             raise
-        if not me.let_go:
+        if me.cut and me.generation == self.generation:  # _check_abort, if not let go
             self._check_abort(me)
 
     def poke(self) -> None:
