@@ -286,8 +286,13 @@ async def _drive(
         async for chunk in graph.astream(given, config, **options):
             take(chunk)
     else:
-        for chunk in graph.stream(given, config, **options):
-            take(chunk)
+        import asyncio
+
+        def drive() -> None:
+            for chunk in graph.stream(given, config, **options):
+                take(chunk)
+
+        await asyncio.to_thread(drive)
 
 
 def _human_answers(

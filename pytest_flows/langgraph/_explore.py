@@ -211,17 +211,25 @@ def exploration_seams() -> Iterator[None]:
 def quiet_runner() -> Iterator[None]:
     """The runner's per-superstep bookkeeping and a sync stream's queue take their
     locks quietly (see ``_explore_pool``)."""
-    from concurrent.futures import _base
+    import concurrent.futures
+    from concurrent.futures import ALL_COMPLETED, _base
 
     from langgraph._internal._queue import SyncQueue  # type: ignore[attr-defined]
     from langgraph.pregel._runner import FuturesDict
 
+    from pytest_flows.langgraph._explore_order import looked_at, ordered_panic
     from pytest_flows.langgraph._explore_pool import (
         quiet_runner_parts,
         quiet_stream_queue,
         quiet_waiter,
     )
-    from pytest_flows.langgraph._explore_seams import FUTURES_INIT, STREAM_QUEUE_INIT, WAITERS
+    from pytest_flows.langgraph._explore_seams import (
+        FUTURES_INIT,
+        FUTURES_WAIT,
+        PANIC,
+        STREAM_QUEUE_INIT,
+        WAITERS,
+    )
     from pytest_flows.langgraph._seams import SEAMS
 
     made_futures, made_queue = FuturesDict.__init__, SyncQueue.__init__
@@ -231,6 +239,13 @@ def quiet_runner() -> Iterator[None]:
         waiter = made_waiter(fs, return_when)
         quiet_waiter(fs, waiter)
         return waiter
+
+    waited = concurrent.futures.wait
+
+    def wait(fs: Any, timeout: float | None = None, return_when: Any = ALL_COMPLETED) -> Any:
+        found = waited(fs, timeout, return_when)
+        looked_at(fs, return_when)
+        return found
 
     def futures_init(self: Any, *args: Any, **kwargs: Any) -> None:
         made_futures(self, *args, **kwargs)
@@ -244,6 +259,8 @@ def quiet_runner() -> Iterator[None]:
         SEAMS[FUTURES_INIT].replace(futures_init),
         SEAMS[STREAM_QUEUE_INIT].replace(queue_init),
         SEAMS[WAITERS].replace(install_waiters),
+        SEAMS[FUTURES_WAIT].replace(wait),
+        SEAMS[PANIC].replace(ordered_panic),
     ):
         yield
 

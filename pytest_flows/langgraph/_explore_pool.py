@@ -116,7 +116,10 @@ class QuietQueue(queue._PySimpleQueue):  # type: ignore[name-defined,misc]
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         future = getattr(item, "future", None)
         if future is not None and hasattr(future, "_condition"):
+            from pytest_flows.langgraph._explore_order import recorded
+
             future._condition = QuietCondition()
+            recorded(future)
             handed_over(item)
         super().put(item, block, timeout)
 

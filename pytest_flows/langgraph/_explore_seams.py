@@ -8,6 +8,8 @@ __all__ = [
     "ARUN_TASK",
     "EXPLORE_SEAMS",
     "FUTURES_INIT",
+    "FUTURES_WAIT",
+    "PANIC",
     "POOL_INIT",
     "POOL_JOB",
     "RUN_TASK",
@@ -25,6 +27,8 @@ RUN_TASK = "langgraph.pregel._runner:run_with_retry"
 FUTURES_INIT = "langgraph.pregel._runner:FuturesDict.__init__"
 STREAM_QUEUE_INIT = "langgraph._internal._queue:SyncQueue.__init__"
 WAITERS = "concurrent.futures._base:_create_and_install_waiters"
+FUTURES_WAIT = "concurrent.futures:wait"
+PANIC = "langgraph.pregel._runner:_panic_or_proceed"
 ARUN_TASK = "langgraph.pregel._runner:arun_with_retry"
 
 EXPLORE_SEAMS = (
@@ -90,5 +94,24 @@ EXPLORE_SEAMS = (
         "first task to end, the executor's for all at exit) waits through a waiter whose "
         "lock and event are quiet; waits on other futures are left as they are",
         params=("fs", "return_when"),
+    ),
+    Seam(
+        FUTURES_WAIT,
+        "patch",
+        "the runner waits for the first of a superstep's futures to end through it: when "
+        "one of LangGraph's futures failed, that look at which had ended is a recorded "
+        "read of each (each future's start and end write its key), so a search tries the "
+        "look before and after each sibling's end; other waits are left as they are",
+        params=("fs", "timeout", "return_when"),
+    ),
+    Seam(
+        PANIC,
+        "patch",
+        "which error surfaces when two tasks failed, and the order of parallel "
+        "interrupts, followed the order a set pops futures in (their memory addresses): "
+        "_explore_order.ordered_panic is the same function taking the failed futures in "
+        "an order the schedule chooses",
+        params=("futs", "timeout_exc_cls", "panic", "handled_exception_ids", "handled_futures"),
+        source=("fut = done.pop()", "interrupts.append(exc)", "inflight.pop().cancel()"),
     ),
 )
