@@ -11,7 +11,7 @@ graph's user can see:
   schedule chooses (submission order at seed 0, an ``order`` choice point the search
   tries in full), and only when two or more failed: one costs nothing;
 * **whether a sibling had ended** when the runner saw a task fail: the runner stops
-  waiting at the first failure it sees, a sibling still running ends later (its
+  waiting at the first failure it sees (not at an interrupt: it waits for every task), a sibling still running ends later (its
   writes saved only if the loop still takes them), one not yet started is cancelled.
   Each task's end writes a key of its own (``lg:task:<n>``); the runner's look at its
   futures reads them all, but only when a task failed (where that look decides
@@ -47,6 +47,16 @@ def _failed(future: Any) -> BaseException | None:
     if future.cancelled() or not future.done():
         return None
     return future.exception()  # type: ignore[no-any-return]
+
+
+def _stops(future: Any) -> bool:
+    """Whether ``future`` failed so that the runner stops waiting for the others (as
+    ``_runner._should_stop_others`` decides: an interrupt does not, the runner waits for
+    every task then)."""
+    from langgraph.errors import GraphBubbleUp
+
+    error = _failed(future)
+    return error is not None and not isinstance(error, GraphBubbleUp)
 
 
 class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
@@ -96,7 +106,7 @@ def failure_seen(futures: Any) -> None:
     from pytest_flows.adapters import record_access
 
     listed = list(futures)
-    if not any(_failed(f) is not None for f in listed):
+    if not any(_stops(f) for f in listed):
         return
     for future in sorted(listed, key=number):
         record_access(f"lg:task:{number(future)[1]}", write=False)
