@@ -337,6 +337,7 @@ def mutation_check() -> Iterator[None]:
     from langgraph.pregel import _retry
 
     from pytest_flows.langgraph._explore_seams import ARUN_TASK, RUN_TASK
+    from pytest_flows.langgraph._explore_shared import superstep_touched
     from pytest_flows.langgraph._seams import SEAMS
 
     run, arun = _retry.run_with_retry, _retry.arun_with_retry  # what _runner imported
@@ -344,6 +345,7 @@ def mutation_check() -> Iterator[None]:
     def checked(task: Any, *args: Any, **kwargs: Any) -> Any:
         if not _checking():
             return run(task, *args, **kwargs)
+        superstep_touched(task)
         before = _snapshot(task.input)
         try:
             return run(task, *args, **kwargs)
@@ -355,6 +357,7 @@ def mutation_check() -> Iterator[None]:
     async def achecked(task: Any, *args: Any, **kwargs: Any) -> Any:
         if not _checking():
             return await arun(task, *args, **kwargs)
+        superstep_touched(task)
         before = _snapshot(task.input)
         try:
             return await arun(task, *args, **kwargs)

@@ -11,8 +11,9 @@ graph's user can see:
   schedule chooses (submission order at seed 0, an ``order`` choice point the search
   tries in full), and only when two or more failed: one costs nothing;
 * **whether a sibling had ended** when the runner saw a task fail: the runner stops
-  waiting at the first failure it sees (not at an interrupt: it waits for every task), a sibling still running ends later (its
-  writes saved only if the loop still takes them), one not yet started is cancelled.
+  waiting at the first failure it sees (not at an interrupt: it waits for every task
+  then), a sibling still running ends later (its writes saved only if the loop still
+  takes them), one not yet started is cancelled.
   Each task's end writes a key of its own (``lg:task:<n>``); the runner's look at its
   futures reads them all, but only when a task failed (where that look decides
   something): so a search tries the look before and after each sibling's end, and a
