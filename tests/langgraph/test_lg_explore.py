@@ -240,7 +240,7 @@ def test_a_search_of_two_sync_nodes_bumping_one_store_key_is_complete():
     assert found.complete, found.caveat
     lasts = {o.run.values["notes"][-1] for o in found.outcomes}
     assert lasts == {"n=2 by=a", "n=2 by=b", "n=1 by=a", "n=1 by=b"}
-    assert found.schedules_run <= 16, found.schedules_run  # 12 today
+    assert found.schedules_run <= 20, found.schedules_run  # 14 today
     assert {_last_note(seed) for seed in range(16)} <= lasts
 
 

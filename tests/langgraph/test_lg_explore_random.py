@@ -27,7 +27,7 @@ from pytest_flows._internal.exploration.explore import outcome_key
 from pytest_flows._internal.runtime.participants import real_monotonic
 
 #: A search that stops at the cap is only replayed (its outcomes are not all there is).
-MAX_SCHEDULES = 200 if LONG else 150
+MAX_SCHEDULES = 100 if LONG else 150
 INPUT = {"notes": []}
 _modules = itertools.count()
 
