@@ -65,15 +65,15 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
     runner's look at its futures after a failure reads them)."""
 
     def set_running_or_notify_cancel(self) -> bool:
-        _ended(self)
+        _touched(self)
         return super().set_running_or_notify_cancel()
 
     def set_result(self, result: Any) -> None:
-        _ended(self)
+        _touched(self)
         super().set_result(result)
 
     def set_exception(self, exception: BaseException | None) -> None:
-        _ended(self)
+        _touched(self)
         super().set_exception(exception)
 
 
@@ -85,7 +85,7 @@ def recorded(future: Any) -> None:
     future._flows_seq = next(_seqs)
 
 
-def _ended(future: Any) -> None:
+def _touched(future: Any) -> None:
     from pytest_flows.adapters import record_access
 
     record_access(f"lg:task:{number(future)[1]}", write=True)
