@@ -141,3 +141,32 @@ def test_two_failing_sync_workers_surface_either_error_in_a_complete_search():
     checked = check_graph(build, source, asynchronous=False)
     assert checked["complete"] and checked["outcomes"] == 2, checked
     assert checked["schedules"] <= 60, checked
+
+
+#: Generated shapes with real overlap, checked on every run (the sample above is small):
+#: (spec, outcomes a complete search finds, schedules it takes today)
+OVERLAPPING = {
+    # two read-modify-writes of one key: either last, or the update lost
+    "lost-update": (Spec(False, False, False, (Worker((("get", "x"), ("put", "x"))),) * 2), 3, 14),
+    # one fails after a put, the other's write saved or not when the runner stops
+    "fail-beside-a-writer": (
+        Spec(
+            False,
+            False,
+            False,
+            (Worker((("put", "y"),), "fail"), Worker((("get", "x"), ("put", "x")))),
+        ),
+        2,
+        18,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAPPING))
+def test_generated_graphs_with_overlap_explore_complete_with_every_seeded_outcome(name: str):
+    spec, outcomes, schedules = OVERLAPPING[name]
+    source = graph_source(spec)
+    checked = check_graph(load(source, "build"), source, asynchronous=spec.is_async, spec=spec)
+    assert checked["complete"], checked
+    assert checked["outcomes"] == outcomes, checked
+    assert checked["schedules"] <= 2 * schedules, checked
