@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from pytest_flows._internal.trace import Trace, TraceEvent, render_value
+from pytest_flows._internal.normal_form import elide
+from pytest_flows._internal.trace import (
+    MAX_VALUE_CHARS,
+    Trace,
+    TraceEvent,
+    _canonical,
+    _json_text,
+    render_value,
+)
 
 
 class Point(BaseModel):
@@ -130,3 +140,46 @@ def test_bytes_render_losslessly() -> None:
     assert render_value(b"\xff") == "b'\\xff'"
     assert render_value({"raw": b"\xff"}) != render_value({"raw": b"\xfe"})
     assert render_value({"raw": b"ok"}) != render_value({"raw": "ok"})
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_JSON)
+def test_plain_data_renders_as_the_general_path_renders_it(value: object) -> None:
+    # render_value takes a shortcut for data that is JSON already (a LangGraph node's
+    # return value, a graph's state): the text must be the general path's, byte for byte.
+    general = elide(_json_text(_canonical(value)).replace("\n", "\\n"), MAX_VALUE_CHARS)
+    if isinstance(value, dict | list | tuple):
+        assert render_value(value) == general
+    deep: list[object] = [value]
+    for _ in range(20):  # nesting past the shortcut's depth: the general path
+        deep = [deep]
+    assert render_value(deep) == elide(
+        _json_text(_canonical(deep)).replace("\n", "\\n"), MAX_VALUE_CHARS
+    )
+
+
+def test_look_alike_values_take_the_general_path() -> None:
+    import enum
+
+    class Color(enum.StrEnum):
+        RED = "red"
+
+    class Tagged(dict):  # type: ignore[type-arg]
+        pass
+
+    assert render_value({"c": Color.RED}) == '{"c": "red"}'
+    assert render_value(Tagged(b=1, a=2)) == '{"a": 2, "b": 1}'
+    assert render_value({1: "x", "y": 2}) == render_value({"y": 2, 1: "x"})
+    loop: list[object] = []
+    loop.append(loop)
+    assert render_value(loop) == '["[...]"]'

@@ -222,10 +222,11 @@ class LangGraphAdapter(AdapterBase):
         fields = [("input", call.input_text), ("thread", str(call.thread_id))]
         sink(TraceEvent(kind="graph.started", name=graph.name, fields=tuple(fields)))
         given: Any = call.input
+        final: list[Any] = []  # the final state, when _human_answers read it and asked nobody
         try:
             for _ in range(MAX_RESUMES):
                 await _stream(graph, given, call, watch, run, sink)
-                answers = _human_answers(session, fakes, graph, run)
+                answers = _human_answers(session, fakes, graph, run, final)
                 if answers is None:
                     break
                 given, line = answers
@@ -240,7 +241,7 @@ class LangGraphAdapter(AdapterBase):
             raise
         except Exception as exc:
             run.error = exc
-        _finish(graph, run, watch, sink)
+        _finish(graph, run, watch, sink, *final)
         return run
 
 
@@ -296,9 +297,12 @@ async def _drive(
 
 
 def _human_answers(
-    session: FlowsSession, fakes: _Fakes, graph: Any, run: GraphRun
+    session: FlowsSession, fakes: _Fakes, graph: Any, run: GraphRun, final: list[Any]
 ) -> tuple[Any, TraceEvent] | None:
-    """The input that continues the run with the human's answers, or None (stop here)."""
+    """The input that continues the run with the human's answers, or None (stop here).
+
+    A state that waits on nothing is the run's final one: it goes into ``final``, so that
+    ``_finish`` does not read it again (a human asked might have changed it: not kept)."""
     if fakes.human is None or graph.checkpointer in (None, False):
         return None
     from pytest_flows.langgraph._human import answer_pending
@@ -322,12 +326,14 @@ def _human_answers(
         nodes = "[" + ", ".join(sorted(state.next)) + "]"
         line = TraceEvent(kind="graph.resumed", name=graph.name, fields=(("breakpoint", nodes),))
         return None, line
+    final.append(state)
     return None
 
 
-def _finish(graph: Any, run: GraphRun, watch: GraphWatch, sink: Any) -> None:
-    state = None
-    if graph.checkpointer not in (None, False):
+def _finish(graph: Any, run: GraphRun, watch: GraphWatch, sink: Any, state: Any = None) -> None:
+    """The run's final values, status and last line; ``state`` the final state if it was
+    read already (else it is read here)."""
+    if state is None and graph.checkpointer not in (None, False):
         try:
             state = graph.get_state(run.config)
         except Exception:  # the saver itself failed: the run's error says why
