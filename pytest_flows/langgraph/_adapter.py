@@ -289,8 +289,13 @@ async def _drive(
         async for chunk in graph.astream(given, config, **options):
             take(chunk)
     else:
-        for chunk in graph.stream(given, config, **options):
-            take(chunk)
+        import asyncio
+
+        def drive() -> None:
+            for chunk in graph.stream(given, config, **options):
+                take(chunk)
+
+        await asyncio.to_thread(drive)
 
 
 def _human_answers(
@@ -417,11 +422,11 @@ def _managed_pool_lock() -> contextlib.AbstractContextManager[None]:
     point) while holding this lock, made at import and so unmanaged: a worker that
     submits meanwhile would block outside the scheduler until its grace ran out.
     """
-    import threading
-
+    from pytest_flows.langgraph._explore_pool import QuietLock
     from pytest_flows.langgraph._seams import SEAMS
 
-    return SEAMS[POOL_LOCK].replace(threading.Lock())
+    # quiet: taking it free is no switch point (see _explore_pool)
+    return SEAMS[POOL_LOCK].replace(QuietLock())
 
 
 POOL_LOCK = "concurrent.futures.thread:_global_shutdown_lock"

@@ -14,8 +14,6 @@ but on who waits when), only now the same under every run.
 from __future__ import annotations
 
 import contextlib
-import threading
-import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -30,12 +28,6 @@ __all__ = [
 ]
 
 
-#: The workers of LangGraph's pools (langchain-core's ``ContextThreadPoolExecutor``)
-#: made during a flows test: only their jobs draw a priority each (other frameworks'
-#: and the user's pools are left as they are, whichever frameworks are imported).
-_WORKERS: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
 class JoinOrder(set):  # type: ignore[type-arg]
     """A set of threads that iterates in the order they were added."""
 
@@ -48,8 +40,6 @@ class JoinOrder(set):  # type: ignore[type-arg]
     def add(self, item: Any) -> None:
         if item not in self:
             self._order.append(item)
-            with contextlib.suppress(TypeError):  # not weakly referenceable: no thread
-                _WORKERS.add(item)
         super().add(item)
 
     def discard(self, item: Any) -> None:
@@ -74,6 +64,7 @@ def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
     ``ContextThreadPoolExecutor``) joins its workers in start order."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from pytest_flows.langgraph._explore_pool import quiet_pool
     from pytest_flows.langgraph._explore_seams import POOL_INIT
     from pytest_flows.langgraph._seams import SEAMS
 
@@ -83,6 +74,7 @@ def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
         made(self, *args, **kwargs)
         if type(self).__module__.startswith("langchain_core."):
             self._threads = JoinOrder(self._threads)
+            quiet_pool(self)
 
     return SEAMS[POOL_INIT].replace(__init__)
 
@@ -183,6 +175,7 @@ def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
     from concurrent.futures import thread
 
     from pytest_flows.adapters import current_participant
+    from pytest_flows.langgraph._explore_pool import is_langgraph_job, job_taken
     from pytest_flows.langgraph._explore_seams import POOL_JOB
     from pytest_flows.langgraph._seams import SEAMS
 
@@ -190,13 +183,12 @@ def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
 
     def run_job(self: Any) -> None:
         me = current_participant()
-        if (
-            me is not None
-            and me.sched.seed != 0
-            and not me.sched.aborted
-            and threading.current_thread() in _WORKERS
-        ):
-            me.sched.redraw(me)  # the scheduler's seeded draws, as its own pool does
+        # a job of a LangGraph pool (its worker may not be in the pool's set yet: a new
+        # worker runs from its start, before submit() adds it)
+        if me is not None and not me.sched.aborted and is_langgraph_job(self):
+            if me.sched.seed != 0:
+                me.sched.redraw(me)  # the scheduler's seeded draws, as its own pool does
+            job_taken(self)
         run(self)
 
     return SEAMS[POOL_JOB].replace(run_job)
@@ -205,7 +197,71 @@ def fresh_priority_per_job() -> contextlib.AbstractContextManager[None]:
 @contextlib.contextmanager
 def exploration_seams() -> Iterator[None]:
     """What a test of a LangGraph graph runs under, for seeds and explore() alike."""
-    with ordered_pool_joins(), fresh_priority_per_job(), recorded_store(), mutation_check():
+    with (
+        ordered_pool_joins(),
+        quiet_runner(),
+        fresh_priority_per_job(),
+        recorded_store(),
+        mutation_check(),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def quiet_runner() -> Iterator[None]:
+    """The runner's per-superstep bookkeeping and a sync stream's queue take their
+    locks quietly (see ``_explore_pool``)."""
+    import concurrent.futures
+    from concurrent.futures import ALL_COMPLETED, _base
+
+    from langgraph._internal._queue import SyncQueue  # type: ignore[attr-defined]
+    from langgraph.pregel._runner import FuturesDict
+
+    from pytest_flows.langgraph._explore_order import looked_at, ordered_panic
+    from pytest_flows.langgraph._explore_pool import (
+        quiet_runner_parts,
+        quiet_stream_queue,
+        quiet_waiter,
+    )
+    from pytest_flows.langgraph._explore_seams import (
+        FUTURES_INIT,
+        FUTURES_WAIT,
+        PANIC,
+        STREAM_QUEUE_INIT,
+        WAITERS,
+    )
+    from pytest_flows.langgraph._seams import SEAMS
+
+    made_futures, made_queue = FuturesDict.__init__, SyncQueue.__init__
+    made_waiter = _base._create_and_install_waiters  # type: ignore[attr-defined]
+
+    def install_waiters(fs: Any, return_when: Any) -> Any:
+        waiter = made_waiter(fs, return_when)
+        quiet_waiter(fs, waiter)
+        return waiter
+
+    waited = concurrent.futures.wait
+
+    def wait(fs: Any, timeout: float | None = None, return_when: Any = ALL_COMPLETED) -> Any:
+        found = waited(fs, timeout, return_when)
+        looked_at(fs, return_when)
+        return found
+
+    def futures_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        made_futures(self, *args, **kwargs)
+        quiet_runner_parts(self)
+
+    def queue_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        made_queue(self, *args, **kwargs)
+        quiet_stream_queue(self)
+
+    with (
+        SEAMS[FUTURES_INIT].replace(futures_init),
+        SEAMS[STREAM_QUEUE_INIT].replace(queue_init),
+        SEAMS[WAITERS].replace(install_waiters),
+        SEAMS[FUTURES_WAIT].replace(wait),
+        SEAMS[PANIC].replace(ordered_panic),
+    ):
         yield
 
 
@@ -281,6 +337,7 @@ def mutation_check() -> Iterator[None]:
     from langgraph.pregel import _retry
 
     from pytest_flows.langgraph._explore_seams import ARUN_TASK, RUN_TASK
+    from pytest_flows.langgraph._explore_shared import superstep_touched
     from pytest_flows.langgraph._seams import SEAMS
 
     run, arun = _retry.run_with_retry, _retry.arun_with_retry  # what _runner imported
@@ -288,6 +345,7 @@ def mutation_check() -> Iterator[None]:
     def checked(task: Any, *args: Any, **kwargs: Any) -> Any:
         if not _checking():
             return run(task, *args, **kwargs)
+        superstep_touched(task)
         before = _snapshot(task.input)
         try:
             return run(task, *args, **kwargs)
@@ -299,6 +357,7 @@ def mutation_check() -> Iterator[None]:
     async def achecked(task: Any, *args: Any, **kwargs: Any) -> Any:
         if not _checking():
             return await arun(task, *args, **kwargs)
+        superstep_touched(task)
         before = _snapshot(task.input)
         try:
             return await arun(task, *args, **kwargs)

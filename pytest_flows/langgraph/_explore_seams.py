@@ -7,11 +7,16 @@ from pytest_flows.adapters import Seam
 __all__ = [
     "ARUN_TASK",
     "EXPLORE_SEAMS",
+    "FUTURES_INIT",
+    "FUTURES_WAIT",
+    "PANIC",
     "POOL_INIT",
     "POOL_JOB",
     "RUN_TASK",
     "STORE_ABATCH",
     "STORE_BATCH",
+    "STREAM_QUEUE_INIT",
+    "WAITERS",
 ]
 
 POOL_INIT = "concurrent.futures.thread:ThreadPoolExecutor.__init__"
@@ -19,6 +24,11 @@ POOL_JOB = "concurrent.futures.thread:_WorkItem.run"
 STORE_BATCH = "langgraph.store.memory:InMemoryStore.batch"
 STORE_ABATCH = "langgraph.store.memory:InMemoryStore.abatch"
 RUN_TASK = "langgraph.pregel._runner:run_with_retry"
+FUTURES_INIT = "langgraph.pregel._runner:FuturesDict.__init__"
+STREAM_QUEUE_INIT = "langgraph._internal._queue:SyncQueue.__init__"
+WAITERS = "concurrent.futures._base:_create_and_install_waiters"
+FUTURES_WAIT = "concurrent.futures:wait"
+PANIC = "langgraph.pregel._runner:_panic_or_proceed"
 ARUN_TASK = "langgraph.pregel._runner:arun_with_retry"
 
 EXPLORE_SEAMS = (
@@ -63,5 +73,45 @@ EXPLORE_SEAMS = (
         "priority for each job, as the harness's own pool does, or the worker that won "
         "the first job kept the highest priority and ran every parallel node to its end",
         params=("self",),
+    ),
+    Seam(
+        FUTURES_INIT,
+        "patch",
+        "the runner's bookkeeping of a superstep's futures (a lock, an event) takes its "
+        "locks quietly: taking a free one is no switch point (see _explore_pool)",
+        source=("self.lock = threading.Lock()",),
+    ),
+    Seam(
+        STREAM_QUEUE_INIT,
+        "patch",
+        "a sync stream's chunk queue takes its semaphore's lock quietly",
+        source=("self._count = Semaphore(0)",),
+    ),
+    Seam(
+        WAITERS,
+        "patch",
+        "concurrent.futures.wait on a LangGraph pool's futures (the runner's wait for the "
+        "first task to end, the executor's for all at exit) waits through a waiter whose "
+        "lock and event are quiet; waits on other futures are left as they are",
+        params=("fs", "return_when"),
+    ),
+    Seam(
+        FUTURES_WAIT,
+        "patch",
+        "the runner waits for the first of a superstep's futures to end through it: when "
+        "one of LangGraph's futures failed, that look at which had ended is a recorded "
+        "read of each (each future's start and end write its key), so a search tries the "
+        "look before and after each sibling's end; other waits are left as they are",
+        params=("fs", "timeout", "return_when"),
+    ),
+    Seam(
+        PANIC,
+        "patch",
+        "which error surfaces when two tasks failed, and the order of parallel "
+        "interrupts, followed the order a set pops futures in (their memory addresses): "
+        "_explore_order.ordered_panic is the same function taking the failed futures in "
+        "an order the schedule chooses",
+        params=("futs", "timeout_exc_cls", "panic", "handled_exception_ids", "handled_futures"),
+        source=("fut = done.pop()", "interrupts.append(exc)", "inflight.pop().cancel()"),
     ),
 )

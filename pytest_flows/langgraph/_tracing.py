@@ -40,7 +40,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt, Send
 
-from pytest_flows.adapters import TraceEvent, render_value
+from pytest_flows.adapters import TraceEvent, internal_lock, render_value
 from pytest_flows.langgraph._ids import Names
 
 __all__ = ["GraphWatch", "Handler", "current_handler", "install_hook", "task_name"]
@@ -231,7 +231,9 @@ class GraphWatch:
         #: root runs flows.run writes itself (with its checkpoints and final line)
         self.managed: dict[uuid.UUID, _Graph] = {}
         self._tasks: dict[str, _Task] = {}
-        self._lock = threading.Lock()
+        # the harness's bookkeeping: a switch point here is none in production (a
+        # managed lock made each callback a choice point an exploration branched on)
+        self._lock = internal_lock()
         self._seq = itertools.count()
 
     def learn_routers(self, graph: Any) -> None:

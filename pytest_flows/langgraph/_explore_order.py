@@ -1,0 +1,181 @@
+"""What a superstep's completion order decides in LangGraph, as choices and accesses.
+
+When a superstep's tasks end, the runner (``pregel/_runner.py``) decides three things a
+graph's user can see:
+
+* **which error surfaces** when two tasks failed, and **the order of parallel
+  interrupts**: ``_panic_or_proceed`` pops the finished futures from a ``set``, whose
+  order follows the futures' memory addresses: production picks either failure, and one
+  run of the harness could pick another than the next (a seed gave ``p failed`` in one
+  run and ``q failed`` in the next). Here the failed futures are taken in an order the
+  schedule chooses (submission order at seed 0, an ``order`` choice point the search
+  tries in full), and only when two or more failed: one costs nothing;
+* **whether a sibling had ended** when the runner saw a task fail: the runner stops
+  waiting at the first failure it sees (not at an interrupt: it waits for every task
+  then), a sibling still running ends later (its writes saved only if the loop still
+  takes them), one not yet started is cancelled.
+  Each task's end writes a key of its own (``lg:task:<n>``); the runner's look at its
+  futures reads them all, but only when a task failed (where that look decides
+  something): so a search tries the look before and after each sibling's end, and a
+  graph whose tasks all succeed costs no schedule for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+from typing import Any
+
+__all__ = ["RecordedFuture", "failure_seen", "looked_at", "ordered_panic", "recorded"]
+
+#: Numbers LangGraph's futures in the order they are made (deterministic per schedule).
+_seqs = itertools.count()
+
+
+def number(future: Any) -> tuple[int, str]:
+    """The order ``future`` was made in: numbered at submission to a LangGraph pool (see
+    _explore_pool); an asyncio task by its name (LangGraph names each after its task)."""
+    found = getattr(future, "_flows_seq", None)
+    if found is not None:
+        return (0, f"{int(found):012d}")
+    name = getattr(future, "get_name", None)
+    if callable(name):
+        return (1, str(name()))
+    return (2, f"{id(future):020d}")  # neither: no order to keep (never seen from LangGraph)
+
+
+def _key(future: Any) -> str:
+    return f"lg:task:{number(future)[1]}"
+
+
+def _failed(future: Any) -> BaseException | None:
+    if future.cancelled() or not future.done():
+        return None
+    return future.exception()  # type: ignore[no-any-return]
+
+
+def _stops(future: Any) -> bool:
+    """Whether ``future`` failed so that the runner stops waiting for the others (as
+    ``_runner._should_stop_others`` decides: an interrupt does not, the runner waits for
+    every task then)."""
+    from langgraph.errors import GraphBubbleUp
+
+    error = _failed(future)
+    return error is not None and not isinstance(error, GraphBubbleUp)
+
+
+class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
+    """A LangGraph pool job's future: its start and its end write the job's key (the
+    runner's look at its futures after a failure reads them)."""
+
+    def set_running_or_notify_cancel(self) -> bool:
+        _touched(self)
+        return super().set_running_or_notify_cancel()
+
+    def set_result(self, result: Any) -> None:
+        _touched(self)
+        super().set_result(result)
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        _touched(self)
+        super().set_exception(exception)
+
+
+def recorded(future: Any) -> None:
+    """Make ``future`` (just made by a LangGraph pool's ``submit``, held by nobody else
+    yet) a :class:`RecordedFuture`, numbered in the order futures are made."""
+    if type(future) is concurrent.futures.Future:
+        future.__class__ = RecordedFuture
+    future._flows_seq = next(_seqs)
+
+
+def _touched(future: Any) -> None:
+    from pytest_flows.adapters import record_access
+
+    record_access(_key(future), write=True)
+
+
+def looked_at(futures: Any, return_when: Any) -> None:
+    """The runner's ``concurrent.futures.wait(..., FIRST_COMPLETED)`` returned: its look
+    at which futures are done (see :func:`failure_seen`)."""
+    if return_when != concurrent.futures.FIRST_COMPLETED:
+        return  # all of them: the wait ends after every end, nothing to reverse
+    listed = list(futures)
+    if any(isinstance(f, RecordedFuture) for f in listed):
+        failure_seen(listed)
+
+
+def failure_seen(futures: Any) -> None:
+    """The runner looks at ``futures`` and one of them failed: what it decides (stop
+    waiting, which error, what to cancel) depends on which of the others had ended."""
+    from pytest_flows.adapters import record_access
+
+    listed = list(futures)
+    if not any(_stops(f) for f in listed):
+        return
+    if any(isinstance(f, asyncio.Future) for f in listed):
+        from pytest_flows.adapters import note_caveat
+
+        note_caveat(
+            "a task of an async LangGraph graph failed: when the async runner saw its "
+            "tasks end (which error surfaces, which siblings' writes were saved) is not "
+            "recorded, so those orders are not all explored (a sync graph's are)."
+        )
+        return
+    for future in sorted(listed, key=number):
+        record_access(_key(future), write=False)
+
+
+def ordered_panic(
+    futs: Any,
+    *,
+    timeout_exc_cls: type[Exception] = TimeoutError,
+    panic: bool = True,
+    handled_exception_ids: set[int] | None = None,
+    handled_futures: Any = None,
+) -> None:
+    """LangGraph's ``_runner._panic_or_proceed`` (1.2.x), the finished futures taken in
+    an order the schedule chooses instead of a set's (see the module docstring)."""
+    from langgraph.errors import GraphInterrupt
+    from langgraph.pregel._executor import SKIP_RERAISE_SET
+    from langgraph.pregel._runner import _exception
+
+    from pytest_flows.adapters import active_scheduler
+
+    listed = sorted(futs, key=number)
+    failure_seen(listed)
+    done: list[Any] = []
+    inflight: list[Any] = []
+    for fut in listed:
+        if fut.cancelled():
+            continue
+        (done if fut.done() else inflight).append(fut)
+    failed = [f for f in done if _exception(f) is not None]
+    if len(failed) > 1:
+        scheduler = active_scheduler()
+        if scheduler is not None:
+            failed = scheduler.order(failed)
+    done = [*failed, *(f for f in done if f not in failed)]
+    interrupts: list[Any] = []
+    for fut in done:
+        exc = _exception(fut)
+        if exc is None:
+            continue
+        if fut in (handled_futures or set()):
+            continue
+        if id(exc) in (handled_exception_ids or set()):
+            continue
+        while inflight:  # cancel all pending tasks
+            inflight.pop().cancel()
+        if panic:
+            if isinstance(exc, GraphInterrupt):
+                interrupts.append(exc)
+            elif fut not in SKIP_RERAISE_SET:
+                raise exc
+    if interrupts:
+        raise GraphInterrupt(tuple(i for exc in interrupts for i in exc.args[0]))
+    if inflight:  # timed out
+        while inflight:
+            inflight.pop().cancel()
+        raise timeout_exc_cls("Timed out")
