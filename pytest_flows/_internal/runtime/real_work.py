@@ -19,10 +19,10 @@ A flow thread the liveness guard found blocked outside the scheduler (it waits i
 queue or lock the harness does not manage, say a ``SimpleQueue`` a library bound at
 import) runs outside it from then on: its real work holds virtual time as an outside
 thread's does, or a timer would fire while that work was still in progress (aiosqlite's
-connection thread, answering a checkpointer's query, against LangGraph's
-``step_timeout``). Such holds are kept in ``held`` but not written to the trace: they are
-the flow's own threads (the liveness guard's warning names them), and whether a look
-catches one running is the OS's timing, not the flow's behaviour.
+connection thread answering a query that a step timeout awaits). Such holds are kept
+in ``held`` but not written to the trace: they are the flow's own threads (the liveness
+guard's warning names them), and whether a look catches one running is the OS's
+timing, not the flow's behaviour.
 
 Outside any run, virtual time follows the real sleeps of the test's own threads
 (:func:`follow_sleeps`): the test's thread and the threads started during the test that
