@@ -62,6 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_flows._internal.runtime.liveness import others_frames
 from pytest_flows._internal.runtime.participants import (
     _by_thread,
     _get_ident,
@@ -269,7 +270,7 @@ def _may_wait_for_gil() -> bool:
     threads = _outside_threads()
     if not threads:
         return False
-    frames = sys._current_frames()
+    frames = others_frames()
     for thread in threads:
         frame = frames.get(thread.ident) if thread.ident is not None else None
         if frame is None or frame.f_globals.get("__name__") not in _IO_WAITS:
