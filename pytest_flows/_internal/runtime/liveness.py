@@ -55,6 +55,9 @@ _HARNESS = (
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stuck_threads.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "participants.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stdlib_seams.py"),
+    # the idle wait's holds for real work outside, and foreign work settling
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "real_work.py"),
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "foreign_work.py"),
 )
 _SOCKET_MODULES = ("socket", "ssl", "selectors", "http.client", "asyncio.selector_events")
 
@@ -137,7 +140,10 @@ def _look(seen: dict[int, tuple[Any, float]], idle_since: dict[int, float]) -> N
             continue
         # The frame by its id, never the frame: a frame held from one look to the next
         # would keep its locals alive after its function returned (LangGraph's
-        # test_pregel_loop_refcount counts live loop objects, and found one).
+        # test_pregel_loop_refcount counts live loop objects, and found one). A function
+        # called again and again that waits at the same place may get the same id each
+        # time: it is taken for one wait, which it is to the scheduler (the harness's
+        # own waits are _HARNESS's, never acted on).
         mark = (holder, sched.switches, id(frame), frame.f_lasti)
         last = seen.get(key)
         if last is None or last[0] != mark:
