@@ -278,8 +278,34 @@ def _may_wait_for_gil() -> bool:
     return False
 
 
+#: Each flow thread blocked outside the scheduler: its CPU time (ns) at the last look
+#: of this idle wait (native id -> ns; emptied as an idle wait begins, see hold).
+_cpu_seen: dict[int, int] = {}
+
+
+def _cpu_ns(native: int) -> int | None:
+    """The CPU time thread ``native`` has run, in nanoseconds (Linux's schedstat)."""
+    try:
+        with open(f"/proc/self/task/{native}/schedstat", "rb") as stat:
+            return int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _working(native: int, running: bool) -> bool:
+    """Whether a flow thread blocked outside is at work: running, or it ran since the
+    last look. Running Python, it waits for the GIL whenever the looking thread holds
+    it (the OS says asleep then), so its CPU time is what tells."""
+    cpu = _cpu_ns(native)
+    before = _cpu_seen.get(native)
+    if cpu is not None:
+        _cpu_seen[native] = cpu
+    return running or (before is not None and cpu is not None and cpu > before)
+
+
 def _running_thread(names: dict[int | None, str]) -> str | None:
-    """A thread the harness does not manage that the OS reports running (Linux only)."""
+    """A thread the harness does not manage that the OS reports running, or a flow thread
+    blocked outside the scheduler at work (Linux only)."""
     threads = _outside_threads()
     _forget_stat_files({getattr(thread, "native_id", None) for thread in threads})
     for thread in threads:
@@ -290,9 +316,11 @@ def _running_thread(names: dict[int | None, str]) -> str | None:
         text = _task_stat(native)
         if text is None:
             continue
-        if text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R":
-            if ident is not None and _blocked_outside(ident):
+        running = text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
+        if ident is not None and _blocked_outside(ident):
+            if _working(native, running):
                 return f"{_FLOW_THREAD}{names.get(ident, ident)!r} (running outside the scheduler)"
+        elif running:
             return f"thread {names.get(ident, ident)!r} (running)"
     return None
 
@@ -341,6 +369,8 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     return the new total; None: jump now."""
     if held >= sched.block_grace:
         return None
+    if not held:
+        _cpu_seen.clear()  # a flow thread outside is at work if it runs from now on
     what = in_flight(sched.block_grace - held)
     if what is None and not held and sched.chooser is None and _may_wait_for_gil():
         # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
