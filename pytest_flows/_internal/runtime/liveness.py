@@ -37,7 +37,7 @@ from pytest_flows._internal.runtime.participants import (
 if TYPE_CHECKING:
     from pytest_flows._internal.runtime.threads import ThreadScheduler
 
-__all__ = ["DEFAULT_BLOCK_GRACE", "check_block_grace", "describe_block", "watch"]
+__all__ = ["DEFAULT_BLOCK_GRACE", "check_block_grace", "describe_block", "others_frames", "watch"]
 
 #: Real seconds the thread holding the baton may block outside the scheduler before
 #: the others run meanwhile: far above a hand-off (tens of microseconds), far below
@@ -55,6 +55,9 @@ _HARNESS = (
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stuck_threads.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "participants.py"),
     os.sep + os.path.join("pytest_flows", "_internal", "runtime", "stdlib_seams.py"),
+    # the idle wait's holds for real work outside, and foreign work settling
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "real_work.py"),
+    os.sep + os.path.join("pytest_flows", "_internal", "runtime", "foreign_work.py"),
 )
 _SOCKET_MODULES = ("socket", "ssl", "selectors", "http.client", "asyncio.selector_events")
 
@@ -130,12 +133,18 @@ def _look(seen: dict[int, tuple[Any, float]], idle_since: dict[int, float]) -> N
             continue
         idle_since.pop(key, None)
         if frames is None:
-            frames = sys._current_frames()
+            frames = others_frames()
         frame = frames.get(holder.ident) if holder.ident is not None else None
         if frame is None:
             seen.pop(key, None)
             continue
-        mark = (holder, sched.switches, frame, frame.f_lasti)
+        # The frame by its id, never the frame: a frame held from one look to the next
+        # would keep its locals alive after its function returned (LangGraph's
+        # test_pregel_loop_refcount counts live loop objects, and found one). A function
+        # called again and again that waits at the same place may get the same id each
+        # time: it is taken for one wait, which it is to the scheduler (the harness's
+        # own waits are _HARNESS's, never acted on).
+        mark = (holder, sched.switches, id(frame), frame.f_lasti)
         last = seen.get(key)
         if last is None or last[0] != mark:
             seen[key] = (mark, now)
@@ -152,6 +161,15 @@ def _look(seen: dict[int, tuple[Any, float]], idle_since: dict[int, float]) -> N
         seen.pop(key, None)
         what, in_socket = describe_block(frame)
         sched.blocked_outside(holder, frame, frame.f_lasti, what, in_socket)
+
+
+def others_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()`` without the calling thread's own frame. Kept in a
+    local, the full dict would hold the frame that holds it: a reference cycle, which
+    keeps every frame it sampled (and their locals, a flow's objects) alive until the
+    cyclic collector runs, and for ever with ``gc.disable()``."""
+    me = _get_ident()
+    return {ident: frame for ident, frame in sys._current_frames().items() if ident != me}
 
 
 def _asleep(native: int | None) -> bool:

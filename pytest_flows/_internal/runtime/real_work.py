@@ -15,6 +15,26 @@ and the scheduler looks again. A hold is bounded by the scheduler's ``block_grac
 idle wait: work that takes longer is let go and the clock jumps (a ``FlowsWarning``
 names it, once per kind of work). Each hold is written to ``ThreadScheduler.held``.
 
+A flow thread the liveness guard found blocked outside the scheduler (it waits in a
+queue or lock the harness does not manage, say a ``SimpleQueue`` a library bound at
+import) runs outside it from then on: its real work holds virtual time as an outside
+thread's does, or a timer would fire while that work was still in progress (aiosqlite's
+connection thread answering a query that a step timeout awaits). Such holds are kept
+in ``held`` but not written to the trace: they are the flow's own threads (the liveness
+guard's warning names them), and whether a look catches one running is the OS's
+timing, not the flow's behaviour.
+
+Outside any run, virtual time follows the real sleeps of the test's own threads
+(:func:`follow_sleeps`): the test's thread and the threads started during the test that
+the harness does not manage (a graph or pool the test body drives itself). Nobody is
+there to hold the clock for them, and a test that times such a sleep with
+``perf_counter`` must see it pass, as it would bare. While the scheduler is at rest (no
+flow thread runs or waits for a deadline) the clock moves, when such a sleep ends, to
+where the sleep's own span from its start puts it: sleeps that overlap count once, one
+after another add up, and the readings are the same on every run (the span asked for,
+not the real time the OS took). A library's background thread started before the test
+(a heartbeat) moves nothing.
+
 The other half: a flow thread that keeps running Python without reaching a switch
 point (a busy poll on ``queue.get_nowait()`` in a ``time.monotonic()`` deadline loop)
 never lets the thread it polls for run, and reading the clock never moves it. So each
@@ -37,10 +57,12 @@ import sys
 import threading
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_flows._internal.runtime.liveness import others_frames
 from pytest_flows._internal.runtime.participants import (
     _by_thread,
     _get_ident,
@@ -61,6 +83,7 @@ __all__ = [
     "Hold",
     "RealWork",
     "check_spin_limit",
+    "follow_sleeps",
     "hold",
     "in_flight",
     "note_read",
@@ -79,6 +102,9 @@ DEFAULT_SPIN_LIMIT = 5.0
 _PAUSE = 0.001
 #: Real seconds a look first gives threads outside to take the GIL (see hold).
 _GIL_TURN = 0.0001
+
+#: Prefix of a hold's ``what`` for a flow thread running outside the scheduler.
+_FLOW_THREAD = "flow thread "
 
 #: Threads the harness does not manage, sleeping in real time now: ident -> real end.
 _sleeping: dict[int, float] = {}
@@ -127,10 +153,36 @@ def check_spin_limit(value: object, what: str) -> float:
     return float(value)
 
 
-def outside_sleep(seconds: float) -> None:
+#: The test's threads the harness does not manage (see follow_sleeps): while any
+#: scheduler is active, the thread that activated it and the threads started since by
+#: threads the harness does not manage.
+_test_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def follow_sleeps(thread: threading.Thread) -> None:
+    """``thread`` is one of the running test's own: virtual time follows its real sleeps
+    while the scheduler is at rest (see the module's docstring)."""
+    _test_threads.add(thread)
+
+
+def forget_test_threads() -> None:
+    """No test runs any more: the threads it started are nobody's now."""
+    _test_threads.clear()
+
+
+def _at_rest(sched: ThreadScheduler) -> bool:
+    """No flow thread runs, and none waits for a virtual deadline: moving the clock
+    changes nothing the scheduler decides."""
+    return sched.holder is None and sched.next_deadline() is None
+
+
+def outside_sleep(seconds: float, sched: ThreadScheduler | None = None) -> None:
     """``time.sleep`` on a thread the harness does not manage: real, and known to be
-    real work in flight while it lasts."""
+    real work in flight while it lasts. ``sched``: the active scheduler, when the thread
+    is the test's own (:func:`follow_sleeps`): at rest, its clock follows the sleep."""
     ident = _get_ident()
+    follows = sched is not None and _test_threads and threading.current_thread() in _test_threads
+    end = sched.clock.after(seconds) if sched is not None and follows and _at_rest(sched) else None
     now = real_monotonic()
     _slept_since[ident] = now
     _sleeping[ident] = now + seconds
@@ -139,6 +191,8 @@ def outside_sleep(seconds: float) -> None:
     finally:
         _sleeping.pop(ident, None)
         _slept_since.pop(ident, None)
+        if end is not None and sched is not None and _at_rest(sched):
+            sched.clock.advance_to(end)
 
 
 def in_flight(horizon: float) -> str | None:
@@ -179,16 +233,29 @@ def _living_child() -> str | None:
 
 
 def _outside_threads() -> list[threading.Thread]:
-    """The threads the harness does not manage (nor runs itself), but this one."""
+    """The threads the harness does not manage (nor runs itself), and the flow threads
+    blocked outside the scheduler, but this one."""
     me = _get_ident()
-    return [
-        thread
-        for thread in threading.enumerate()
-        if thread.ident is not None
-        and thread.ident != me
-        and not isinstance(thread, _RealThread)
-        and not _by_thread.get(thread.ident)  # a participant: the scheduler sees it
-    ]
+    found = []
+    for thread in threading.enumerate():
+        ident = thread.ident
+        if ident is None or ident == me:
+            continue
+        if _blocked_outside(ident) or not (
+            isinstance(thread, _RealThread) or _by_thread.get(ident)  # the scheduler sees it
+        ):
+            found.append(thread)
+    return found
+
+
+def _blocked_outside(ident: int) -> bool:
+    """Whether thread ``ident`` is a flow thread the liveness guard found blocked outside
+    the scheduler (it runs outside it until its next switch point)."""
+    try:
+        stack = _by_thread.get(ident)
+        return bool(stack) and stack[-1].outside  # type: ignore[index]
+    except IndexError:  # the stack emptied meanwhile: the thread left
+        return False
 
 
 #: Modules whose waits are I/O waits: a thread in one is woken by the OS or another
@@ -203,7 +270,7 @@ def _may_wait_for_gil() -> bool:
     threads = _outside_threads()
     if not threads:
         return False
-    frames = sys._current_frames()
+    frames = others_frames()
     for thread in threads:
         frame = frames.get(thread.ident) if thread.ident is not None else None
         if frame is None or frame.f_globals.get("__name__") not in _IO_WAITS:
@@ -211,8 +278,34 @@ def _may_wait_for_gil() -> bool:
     return False
 
 
+#: Each flow thread blocked outside the scheduler: its CPU time (ns) at the last look
+#: of this idle wait (native id -> ns; emptied as an idle wait begins, see hold).
+_cpu_seen: dict[int, int] = {}
+
+
+def _cpu_ns(native: int) -> int | None:
+    """The CPU time thread ``native`` has run, in nanoseconds (Linux's schedstat)."""
+    try:
+        with open(f"/proc/self/task/{native}/schedstat", "rb") as stat:
+            return int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _working(native: int, running: bool) -> bool:
+    """Whether a flow thread blocked outside is at work: running, or it ran since the
+    last look. Running Python, it waits for the GIL whenever the looking thread holds
+    it (the OS says asleep then), so its CPU time is what tells."""
+    cpu = _cpu_ns(native)
+    before = _cpu_seen.get(native)
+    if cpu is not None:
+        _cpu_seen[native] = cpu
+    return running or (before is not None and cpu is not None and cpu > before)
+
+
 def _running_thread(names: dict[int | None, str]) -> str | None:
-    """A thread the harness does not manage that the OS reports running (Linux only)."""
+    """A thread the harness does not manage that the OS reports running, or a flow thread
+    blocked outside the scheduler at work (Linux only)."""
     threads = _outside_threads()
     _forget_stat_files({getattr(thread, "native_id", None) for thread in threads})
     for thread in threads:
@@ -223,7 +316,11 @@ def _running_thread(names: dict[int | None, str]) -> str | None:
         text = _task_stat(native)
         if text is None:
             continue
-        if text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R":
+        running = text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
+        if ident is not None and _blocked_outside(ident):
+            if _working(native, running):
+                return f"{_FLOW_THREAD}{names.get(ident, ident)!r} (running outside the scheduler)"
+        elif running:
             return f"thread {names.get(ident, ident)!r} (running)"
     return None
 
@@ -272,12 +369,18 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     return the new total; None: jump now."""
     if held >= sched.block_grace:
         return None
+    if not held:
+        _cpu_seen.clear()  # a flow thread outside is at work if it runs from now on
     what = in_flight(sched.block_grace - held)
     if what is None and not held and sched.chooser is None and _may_wait_for_gil():
         # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
         # this thread holds, asleep to the OS: let it take the GIL once, then look again.
         _real_sleep(_GIL_TURN)
         what = in_flight(sched.block_grace)
+        if what is None and sched.has_ready(None):
+            # It did its work in that turn and woke a flow thread (aiosqlite's thread
+            # answered the loop): that thread runs before the clock may jump.
+            return 0.0
     if what is None:
         # Work just begun that cannot end within the grace (a long real sleep) is let
         # go: the clock jumps without it, and the warning says so. (A thread sleeping
@@ -313,7 +416,7 @@ def _note(sched: ThreadScheduler, *, what: str, held: float, gave_up: bool) -> N
     at, first = state.hold_started
     done = Hold(at=at, real_seconds=held, what=first or what, gave_up=gave_up)
     state.held.append(done)
-    if state.on_hold is not None:
+    if state.on_hold is not None and not done.what.startswith(_FLOW_THREAD):
         state.on_hold(done)
     kind = first.split(" (")[0]
     if gave_up and kind not in state.warned:

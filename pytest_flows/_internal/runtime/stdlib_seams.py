@@ -43,7 +43,11 @@ from pytest_flows._internal.runtime.participants import (
     _RealThread,
     current,
 )
-from pytest_flows._internal.runtime.real_work import outside_sleep
+from pytest_flows._internal.runtime.real_work import (
+    follow_sleeps,
+    forget_test_threads,
+    outside_sleep,
+)
 
 __all__ = [
     "FREEZEGUN",
@@ -152,7 +156,9 @@ def _sleep(seconds: float) -> None:
     me = current()
     if me is None:
         if isinstance(seconds, int | float) and 0 < seconds < math.inf:
-            outside_sleep(seconds)  # real work in flight: it holds virtual time (real_work.py)
+            # real work in flight: it holds virtual time, and outside a run the clock
+            # follows it if the thread is the test's own (real_work.py)
+            outside_sleep(seconds, _idle_schedulers[-1] if _idle_schedulers else None)
         else:
             _real_sleep(seconds)
         return
@@ -182,6 +188,8 @@ def _start(self: threading.Thread) -> None:
     if me is None or isinstance(self, _RealThread) or me.sched.aborted:
         # After a run was aborted its loops run on as plain loops: a thread they start
         # (asyncio's default executor) is an ordinary one, or nobody would schedule it.
+        if me is None and _depth and not isinstance(self, _RealThread):
+            follow_sleeps(self)  # started by the test, outside any run (real_work.py)
         _real_thread_start(self)
         return
     sched = me.sched
@@ -438,6 +446,8 @@ def patched(sched: Any) -> Iterator[None]:
     global _depth
     _idle_schedulers.append(sched)
     _depth += 1
+    if current() is None:
+        follow_sleeps(threading.current_thread())  # the test's own thread
     try:
         if _depth == 1:
             for target, value in _SCHEDULER_PATCHES:
@@ -454,4 +464,5 @@ def patched(sched: Any) -> Iterator[None]:
         _depth -= 1
         if _depth == 0:
             _scheduler_patches.close()
+            forget_test_threads()
         _idle_schedulers.remove(sched)

@@ -48,8 +48,8 @@ __all__ = [
 
 
 # -- the liveness guard (see pytest_flows._internal.runtime.liveness) ---------------------
-def has_ready(sched: ThreadScheduler, me: Participant) -> bool:
-    """Whether a participant other than ``me`` could run now."""
+def has_ready(sched: ThreadScheduler, me: Participant | None) -> bool:
+    """Whether a participant other than ``me`` (None: any) could run now."""
     return bool(sched._ready(exclude=me))
 
 

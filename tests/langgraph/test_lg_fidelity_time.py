@@ -1,0 +1,161 @@
+"""Virtual time and work the harness cannot manage, on real LangGraph graphs (issue 40).
+
+LangGraph's own suite, run with ``--flows-all``, changed outcome in two ways; each test
+here is one of them, compared with what the graph does bare:
+
+* A graph the test body streams itself (not through ``flows.run``) runs on a pool the
+  harness does not manage: a node's ``time.sleep`` is real. LangGraph's
+  ``test_stream_buffering_single_node`` times the stream with ``perf_counter``; bare it
+  reads the sleep between the two custom chunks, and under the harness it read 0 (the
+  virtual clock stood still while real time passed).
+* An async node queries sqlite through aiosqlite under ``step_timeout``. aiosqlite's
+  connection thread waits in a ``SimpleQueue`` bound at import (the harness cannot
+  manage it), so once the liveness guard finds it blocked it runs outside the scheduler:
+  the loop went idle while it answered, the clock jumped to the step timeout and the
+  graph failed with ``TimeoutError`` where bare it finishes (LangGraph's
+  ``test_parent_command_goto[sqlite_aio-...]``).
+
+The sleeps and queries are real and kept to a few milliseconds: what is tested is how
+the clock treats real work it cannot see.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from typing import Annotated, Any, TypedDict
+
+import aiosqlite
+import pytest
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+
+#: Real seconds a node sleeps (small: the rule is about real time, not its amount).
+NAP = 0.02
+
+
+class Notes(TypedDict):
+    notes: Annotated[list[str], operator.add]
+
+
+def _napping_graph() -> Any:
+    def node(state: Notes) -> Notes:
+        write = get_stream_writer()
+        write("before")
+        time.sleep(NAP)
+        write("after")
+        return {"notes": ["node"]}
+
+    builder = StateGraph(Notes)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    return builder.compile()
+
+
+def _timed_chunks(graph: Any) -> list[tuple[float, Any]]:
+    start = time.perf_counter()
+    return [
+        (time.perf_counter() - start, chunk)
+        for chunk in graph.stream({"notes": []}, stream_mode="custom")
+    ]
+
+
+def _parallel_napping_graph() -> Any:
+    def nap(name: str) -> Any:
+        def node(state: Notes) -> Notes:
+            time.sleep(NAP)
+            return {"notes": [name]}
+
+        return node
+
+    builder = StateGraph(Notes)
+    for name in ("a", "b"):
+        builder.add_node(name, nap(name))
+        builder.add_edge(START, name)
+    builder.add_node("c", nap("c"))
+    builder.add_edge(["a", "b"], "c")
+    builder.add_edge("c", END)
+    return builder.compile()
+
+
+def test_a_graph_the_test_streams_itself_shows_its_real_sleep_on_perf_counter(flows):
+    bare_like = _timed_chunks(_napping_graph())
+
+    # LangGraph's own assertion, scaled: the chunk after the sleep comes a sleep later.
+    assert [chunk for _, chunk in bare_like] == ["before", "after"]
+    assert bare_like[0][0] == 0.0
+    assert bare_like[1][0] == pytest.approx(NAP, abs=1e-6)
+
+
+def test_parallel_real_sleeps_count_once_and_one_after_another_add_up(flows):
+    graph = _parallel_napping_graph()
+    start = time.perf_counter()
+    graph.invoke({"notes": []})
+    elapsed = time.perf_counter() - start
+
+    # a and b sleep side by side on the pool, then c: two naps, as bare.
+    assert elapsed == pytest.approx(2 * NAP, abs=1e-6)
+
+
+def test_the_readings_are_the_same_on_every_run(flows):
+    first = [at for at, _ in _timed_chunks(_napping_graph())]
+    second = [at for at, _ in _timed_chunks(_napping_graph())]
+
+    assert first == second  # the spans asked for, not what the OS took
+
+
+def test_flows_run_of_the_same_graph_keeps_its_sleep_virtual(flows):
+    # Through flows.run the pool is managed: the sleep costs nothing real, and the
+    # clock moves by exactly the nap.
+    wall = time.clock_gettime(time.CLOCK_MONOTONIC)
+    before = flows.clock.monotonic()
+    run = flows.run(_napping_graph(), {"notes": []})
+
+    assert run.values["notes"] == ["node"]
+    assert flows.clock.monotonic() - before == pytest.approx(NAP, abs=1e-6)
+    assert time.clock_gettime(time.CLOCK_MONOTONIC) - wall < 5
+
+
+#: A query sqlite spends real CPU time on (a few milliseconds), like a checkpointer's.
+_COUNT = (
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000) "
+    "SELECT count(*) FROM c"
+)
+
+
+def _querying_graph(database: str) -> Any:
+    async def count(state: Notes) -> Notes:
+        async with aiosqlite.connect(database) as db:
+            found = []
+            for _ in range(3):
+                async with db.execute(_COUNT) as cursor:
+                    (n,) = await cursor.fetchone()
+                found.append(str(n))
+        return {"notes": found}
+
+    builder = StateGraph(Notes)
+    builder.add_node("count", count)
+    builder.add_edge(START, "count")
+    builder.add_edge("count", END)
+    graph = builder.compile()
+    graph.step_timeout = 1  # as LangGraph's test_parent_command_goto sets it
+    return graph
+
+
+@pytest.mark.filterwarnings("ignore:a flow thread blocked outside the scheduler")
+def test_a_step_timeout_does_not_fire_while_aiosqlite_answers(flows, tmp_path):
+    # aiosqlite's thread answers three queries; bare each takes milliseconds, far
+    # inside the one-second step timeout.
+    run = flows.run(
+        _querying_graph(str(tmp_path / "db.sqlite")),
+        {"notes": []},
+        asynchronous=True,
+        raise_on_error=False,
+    )
+
+    assert run.error is None, run.error
+    assert run.values["notes"] == ["20000"] * 3
+    assert flows.clock.monotonic() < 1
+    # the waits are the flow's own thread's: no trace line for them
+    assert not any(line.startswith("clock held") for line in run.trace.lines())
