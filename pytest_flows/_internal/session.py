@@ -336,7 +336,7 @@ class FlowsSession:
         return self._finish(within_budget(noted(result, chooser), limits), raise_on_error)
 
     def replay(
-        self, record: Any, target: Any = None, *, schedules: int = 48, seeds: int = 8
+        self, record: Any, target: Any = None, *, schedules: int = 160, seeds: int = 8
     ) -> Any:
         """Replay a flight record (``pytest_flows.recorder``) with ``target``, the flow or
         workflow class it was made from (Agent Framework: the workflow, or the function

@@ -55,7 +55,7 @@ def replay(
     target: Any = None,
     *,
     seeds: int = 8,
-    schedules: int = 48,
+    schedules: int = 160,
 ) -> ReplayResult:
     """Replay ``record`` with ``target`` (the flow or workflow class it was made from)."""
     if not isinstance(record, Record):
