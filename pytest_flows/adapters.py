@@ -86,7 +86,11 @@ from pytest_flows._internal.runtime.loop import (
     Scheduler,
     active_scheduler,
 )
-from pytest_flows._internal.runtime.outside_state import overlapping, shared_outside
+from pytest_flows._internal.runtime.outside_state import (
+    mutated_after,
+    overlapping,
+    shared_outside,
+)
 from pytest_flows._internal.runtime.participants import (
     LAST_WRITE,
     RESULT_WANTED_BY,
@@ -208,6 +212,7 @@ __all__ = [
     "jsonable",
     "llm_call_event",
     "missing_name",
+    "mutated_after",
     "note_caveat",
     "note_graph",
     "note_started",

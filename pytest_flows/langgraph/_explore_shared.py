@@ -20,31 +20,10 @@ import types
 import weakref
 from typing import Any
 
+from pytest_flows.adapters import mutated_after
+
 __all__ = ["node_function", "shared_touches", "superstep_touched"]
 
-_MUTATORS = frozenset(
-    {
-        "append",
-        "appendleft",
-        "extend",
-        "extendleft",
-        "insert",
-        "pop",
-        "popleft",
-        "popitem",
-        "remove",
-        "clear",
-        "update",
-        "add",
-        "discard",
-        "setdefault",
-        "sort",
-        "reverse",
-        "__setitem__",
-        "__delitem__",
-    }
-)
-_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR"})
 _DATA = (list, dict, set, bytearray)
 _QUIET = ("threading", "_thread", "asyncio", "logging", "queue", "langgraph", "langchain_core")
 
@@ -56,17 +35,6 @@ def _is_data(value: Any) -> bool:
     if not isinstance(value, (*_DATA, collections.deque)):
         return False
     return (type(value).__module__ or "").split(".")[0] not in _QUIET
-
-
-def _mutated(instructions: list[dis.Instruction], i: int) -> bool:
-    for nxt in instructions[i + 1 : i + 4]:
-        if nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _MUTATORS:
-            return True
-        if nxt.opname in _STORES:
-            return True
-        if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD"):
-            return False
-    return False
 
 
 def node_function(task: Any) -> Any:
@@ -103,7 +71,7 @@ def _code_touches(func: types.FunctionType) -> tuple[tuple[int, str, bool], ...]
                 note(hash((module, name)), f"module global {module}.{name}", True)
             elif ins.opname == "LOAD_GLOBAL" and _is_data(func.__globals__.get(name)):
                 value = func.__globals__[name]
-                note(id(value), f"module global {module}.{name}", _mutated(instructions, i))
+                note(id(value), f"module global {module}.{name}", mutated_after(instructions, i))
             elif code is func.__code__ and name in cells:
                 cell = cells[name]
                 label = f"closure variable {name!r} of {func.__qualname__}"
@@ -115,7 +83,7 @@ def _code_touches(func: types.FunctionType) -> tuple[tuple[int, str, bool], ...]
                     except ValueError:  # not set yet
                         continue
                     if _is_data(value):
-                        note(id(value), label, _mutated(instructions, i))
+                        note(id(value), label, mutated_after(instructions, i))
                     elif any(n.opname == "STORE_DEREF" and n.argval == name for n in instructions):
                         note(id(cell), label, False)
     return tuple((key, name, write) for key, (name, write) in found.items())

@@ -25,7 +25,7 @@ import itertools
 import types
 from typing import Any
 
-__all__ = ["outside_state", "overlapping", "shared_outside"]
+__all__ = ["mutated_after", "outside_state", "overlapping", "shared_outside"]
 
 _MUTATORS = frozenset(
     {
@@ -76,8 +76,9 @@ def _codes(code: types.CodeType) -> list[types.CodeType]:
     return found
 
 
-def _mutated(instructions: list[dis.Instruction], i: int) -> bool:
-    """Whether the object loaded at ``i`` is changed in place right after."""
+def mutated_after(instructions: list[dis.Instruction], i: int) -> bool:
+    """Whether the object loaded by instruction ``i`` is changed in place right after
+    (a mutating method called on it, an item or attribute stored into it)."""
     for nxt in instructions[i + 1 : i + 4]:
         if nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _MUTATORS:
             return True
@@ -104,7 +105,7 @@ def _touches(func: Any, ignore: frozenset[str], methods: frozenset[str]) -> dict
             if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
                 note(f"module global {module}.{ins.argval}", True)
             elif ins.opname == "LOAD_GLOBAL" and _is_data(globals_.get(ins.argval)):
-                note(f"module global {module}.{ins.argval}", _mutated(instructions, i))
+                note(f"module global {module}.{ins.argval}", mutated_after(instructions, i))
             elif ins.argval in ignore or ins.argval in methods:
                 continue
             elif ins.opname in ("STORE_ATTR", "DELETE_ATTR") and _after_self(instructions, i):
@@ -114,7 +115,7 @@ def _touches(func: Any, ignore: frozenset[str], methods: frozenset[str]) -> dict
                 and prev is not None
                 and (prev.opname == "LOAD_FAST" and prev.argval == "self")
             ):
-                note(f"flow attribute self.{ins.argval}", _mutated(instructions, i))
+                note(f"flow attribute self.{ins.argval}", mutated_after(instructions, i))
     return found
 
 
