@@ -360,8 +360,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
+        run = self._finished(run_id)
         if run is None:
             return
         try:
@@ -412,8 +411,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
+        run = self._finished(run_id)
         if run is not None:
             run.record.note(
                 "llm.failed",
@@ -453,8 +451,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
+        run = self._finished(run_id)
         if run is not None:
             content = getattr(output, "content", output)
             run.record.note(
@@ -473,8 +470,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
+        run = self._finished(run_id)
         if run is not None:
             run.record.note(
                 "tool.failed",
@@ -483,6 +479,11 @@ class RecordingHandler(BaseCallbackHandler):
                 error=str(error),
                 call_id=str(run_id),
             )
+
+    def _finished(self, run_id: uuid.UUID) -> _Run | None:
+        """The run ``run_id`` belonged to, no longer followed (None: not followed)."""
+        with self._lock:
+            return self._runs.pop(run_id, None)
 
     def _child(self, run_id: uuid.UUID, parent_id: uuid.UUID | None) -> _Run | None:
         """The run ``run_id`` belongs to (its parent's record and node), now followed."""
