@@ -254,9 +254,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
-            self._ns.pop(run_id, None)
+        run = self._finished(run_id)
         if run is None:
             return
         try:
@@ -278,9 +276,7 @@ class RecordingHandler(BaseCallbackHandler):
         parent_run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
-            self._ns.pop(run_id, None)
+        run = self._finished(run_id)
         if run is None:
             return
         try:
@@ -483,6 +479,7 @@ class RecordingHandler(BaseCallbackHandler):
     def _finished(self, run_id: uuid.UUID) -> _Run | None:
         """The run ``run_id`` belonged to, no longer followed (None: not followed)."""
         with self._lock:
+            self._ns.pop(run_id, None)
             return self._runs.pop(run_id, None)
 
     def _child(self, run_id: uuid.UUID, parent_id: uuid.UUID | None) -> _Run | None:
