@@ -198,8 +198,10 @@ def _start(self: threading.Thread) -> None:
     body = self.run
 
     def run() -> None:
-        sched.begin(child)
         try:
+            # Inside the try: a run aborted before this thread's first turn raises
+            # FlowsAborted here, and the thread must still leave (threads.py, _unbind).
+            sched.begin(child)
             body()
         except FlowsAborted:
             pass

@@ -120,7 +120,12 @@ class ThreadScheduler:
             if self._holder is None:
                 self._holder = p
                 return p
-        self._park(p)
+        try:
+            self._park(p)
+        except BaseException:
+            # (a signal while parked) the caller never got ``p``, so never leaves it
+            self._unbind(p)
+            raise
         return p
 
     def _bind(self, p: Participant) -> None:
@@ -128,17 +133,25 @@ class ThreadScheduler:
         p.native = threading.get_native_id()
         _stack().append(p)
 
+    @staticmethod
+    def _unbind(p: Participant) -> None:
+        """Forget ``p`` as the calling thread's participant. Every :meth:`_bind` is undone
+        by the thread itself, whatever ends it: the OS reuses the id of a thread that
+        ended for the next one it starts, and a participant left under that id would
+        take the new thread for its own (see :meth:`start`)."""
+        stack = _stack()
+        if p in stack:
+            stack.remove(p)
+        if not stack:
+            _by_thread.pop(_get_ident(), None)
+
     def leave(self, p: Participant) -> None:
         """The calling participant is done: hand the baton on and forget this thread."""
         if p.outside:
             # its run may have been aborted while it was outside: it is leaving anyway
             with contextlib.suppress(FlowsAborted):
                 self._reenter(p)
-        stack = _stack()
-        if p in stack:
-            stack.remove(p)
-        if not stack:
-            _by_thread.pop(_get_ident(), None)
+        self._unbind(p)
         with self._mutex:
             p.done = True
             if p in self._parts:
@@ -287,7 +300,16 @@ class ThreadScheduler:
         ident = _get_ident()
         stack = _by_thread.pop(ident, [])
         try:
-            _real_thread_start(thread)
+            try:
+                _real_thread_start(thread)
+            except BaseException:
+                # (the OS refused a thread) ``child`` never runs: were it left among
+                # the participants, the baton could be handed to it and never come back
+                with self._mutex:
+                    child.done = True
+                    if child in self._parts:
+                        self._parts.remove(child)
+                raise
             child.begun.acquire()  # released once the child is parked, ready to be scheduled
         finally:
             _by_thread[ident] = stack
