@@ -39,6 +39,7 @@ from pytest_flows._internal.ini_checks import ini_bool
 from pytest_flows._internal.recording import pytest_wiring as recording
 from pytest_flows._internal.recording.pytest_wiring import llm_cassette  # noqa: F401
 from pytest_flows._internal.runtime import lock_factory as _lock_factory
+from pytest_flows._internal.runtime import queue_factory as _queue_factory
 from pytest_flows._internal.stash import CALL_RAISED_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
@@ -189,8 +190,10 @@ def _install(config: pytest.Config) -> None:
     restore: list[Any] = []
     config.stash[_RESTORE] = restore
     config.stash[_MODE] = mode
-    # Before any conftest or test module binds threading.Lock (lock_factory.py).
+    # Before any conftest or test module binds threading.Lock (lock_factory.py) or
+    # queue.SimpleQueue (queue_factory.py).
     restore.append(_lock_factory.install())
+    restore.append(_queue_factory.install())
     if mode == "session":
         from pytest_flows._internal.runtime.loop import DeterministicEventLoopPolicy
 

@@ -9,11 +9,14 @@ here is one of them, compared with what the graph does bare:
   reads the sleep between the two custom chunks, and under the harness it read 0 (the
   virtual clock stood still while real time passed).
 * An async node queries sqlite through aiosqlite under ``step_timeout``. aiosqlite's
-  connection thread waits in a ``SimpleQueue`` bound at import (the harness cannot
-  manage it), so once the liveness guard finds it blocked it runs outside the scheduler:
-  the loop went idle while it answered, the clock jumped to the step timeout and the
-  graph failed with ``TimeoutError`` where bare it finishes (LangGraph's
-  ``test_parent_command_goto[sqlite_aio-...]``).
+  connection thread waits in a ``SimpleQueue`` bound at import. It was the C queue, so
+  once the liveness guard found the thread blocked (0.25 real seconds and a
+  ``FlowsWarning`` a connection) it ran outside the scheduler: the loop went idle while
+  it answered, the clock jumped to the step timeout and the graph failed with
+  ``TimeoutError`` where bare it finishes (LangGraph's
+  ``test_parent_command_goto[sqlite_aio-...]``). Then its real work held the clock;
+  now the class bound at import builds the queue the scheduler sees
+  (queue_factory.py), so the thread is an ordinary flow thread and nothing stalls.
 
 The sleeps and queries are real and kept to a few milliseconds: what is tested is how
 the clock treats real work it cannot see.
@@ -23,12 +26,15 @@ from __future__ import annotations
 
 import operator
 import time
+import warnings
 from typing import Annotated, Any, TypedDict
 
 import aiosqlite
 import pytest
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
+
+from pytest_flows import FlowsWarning
 
 #: Real seconds a node sleeps (small: the rule is about real time, not its amount).
 NAP = 0.02
@@ -143,19 +149,24 @@ def _querying_graph(database: str) -> Any:
     return graph
 
 
-@pytest.mark.filterwarnings("ignore:a flow thread blocked outside the scheduler")
 def test_a_step_timeout_does_not_fire_while_aiosqlite_answers(flows, tmp_path):
     # aiosqlite's thread answers three queries; bare each takes milliseconds, far
     # inside the one-second step timeout.
-    run = flows.run(
-        _querying_graph(str(tmp_path / "db.sqlite")),
-        {"notes": []},
-        asynchronous=True,
-        raise_on_error=False,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FlowsWarning)
+        run = flows.run(
+            _querying_graph(str(tmp_path / "db.sqlite")),
+            {"notes": []},
+            asynchronous=True,
+            raise_on_error=False,
+        )
 
     assert run.error is None, run.error
     assert run.values["notes"] == ["20000"] * 3
     assert flows.clock.monotonic() < 1
-    # the waits are the flow's own thread's: no trace line for them
+    # Its connection thread waits for queries where the scheduler sees it: the liveness
+    # guard never had to find it blocked (before: a warning and 0.25 real seconds), and
+    # nothing ran outside the scheduler for the clock to wait for.
+    assert [str(w.message) for w in caught if issubclass(w.category, FlowsWarning)] == []
+    assert flows.scheduler.threads.real_work.held == []
     assert not any(line.startswith("clock held") for line in run.trace.lines())

@@ -3,7 +3,8 @@
 While a flows scheduler is active, primitives *created* by anyone become
 scheduler-aware: ``threading.Lock`` (and with it Condition, Event, Semaphore,
 Barrier, ``queue.Queue`` and ``concurrent.futures.Future``, all built on it),
-``threading.RLock``, ``queue.SimpleQueue`` (thread pools' work queues), and the
+``threading.RLock``, ``queue.SimpleQueue`` (thread pools' work queues; like
+``threading.Lock``, a switch for the session, see ``queue_factory.py``), and the
 calls ``time.sleep``, ``Thread.start`` and ``Thread.join``. A primitive used by a
 thread the harness does not manage behaves exactly like the real one, so
 objects that outlive the test stay correct.
@@ -32,6 +33,7 @@ from typing import Any
 
 from pytest_flows._internal.contract.seams import Registry, Seam, check
 from pytest_flows._internal.runtime import lock_factory as _lock_factory
+from pytest_flows._internal.runtime import queue_factory as _queue_factory
 from pytest_flows._internal.runtime.participants import (
     FlowsAborted,
     Participant,
@@ -262,7 +264,13 @@ SEAMS = Registry(
         source=("if _CRLock is None:",),
     ),
     Seam("threading:_PyRLock", "read", f"{_SCHEDULER}: the RLock that builds on Lock"),
-    Seam("queue:SimpleQueue", "patch", f"{_SCHEDULER}: pools' work queues, built on Lock"),
+    Seam(
+        "queue:SimpleQueue",
+        "patch",
+        f"{_SCHEDULER}: for the session, a class that builds the queue on Lock (pools' "
+        "work queues, aiosqlite's) while a scheduler is active, even bound at import "
+        "(queue_factory.py)",
+    ),
     Seam("queue:_PySimpleQueue", "read", f"{_SCHEDULER}: the SimpleQueue that builds on Lock"),
     Seam("time:sleep", "patch", f"{_SCHEDULER}: a managed thread sleeps on virtual time"),
     Seam(
@@ -378,7 +386,6 @@ PYDANTIC = Registry(
 _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
     ("threading:_allocate_lock", _lock_factory.lock),
     ("threading:_CRLock", None),
-    ("queue:SimpleQueue", queue._PySimpleQueue),  # type: ignore[attr-defined]
     ("time:sleep", _sleep),
     ("threading:Thread.join", _join),
 )
@@ -460,6 +467,12 @@ def patched(sched: Any) -> Iterator[None]:
                 )
             _lock_factory.build_with(SchedLock, SchedLock)
             _scheduler_patches.callback(_lock_factory.build_with, None)
+            if queue.SimpleQueue is not _queue_factory.SimpleQueue:  # no plugin installed it
+                _scheduler_patches.enter_context(
+                    SEAMS["queue:SimpleQueue"].replace(_queue_factory.SimpleQueue)
+                )
+            _queue_factory.build_managed(True)
+            _scheduler_patches.callback(_queue_factory.build_managed, False)
         with _thread_start_patched():
             yield
     finally:
