@@ -62,6 +62,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "long: runs only in the long mode (PYTEST_FLOWS_LONG=1); CI checks the same "
         "property in a bounded form, named in the test's comment",
     )
+    config.addinivalue_line(
+        "markers",
+        "real_time: waits on real time on purpose (the test's comment says why); the "
+        "suite's other tests of the same rule fake it",
+    )
 
 
 #: A test that pytest-timeout did not end (a hypothesis test takes its one timeout for a

@@ -7,12 +7,14 @@ Framework-free, on bare threads and asyncio:
   by the span asked for, overlapping sleeps counted once. A library's thread started
   before the test moves nothing.
 * A flow thread the liveness guard found blocked outside the scheduler (it waits in a C
-  ``SimpleQueue``, as aiosqlite's connection thread does) runs outside it from then on:
-  while it does real work for the loop, a timer must not fire in virtual time.
+  ``SimpleQueue`` imported directly) runs outside it from then on: while it does real
+  work for the loop, a timer must not fire in virtual time.
 
 Bare, each scenario gives what is asserted here; before issue 40's fix the first read 0
-elapsed and the second timed out. The real sleeps and the CPU work are a few
-milliseconds: they are what the rule is about.
+elapsed and the second timed out. The rules are about what the harness does with real
+time, not how much passes: the real sleeps are faked (fake_real_time.py, the harness's
+real sleep and the OS probe substituted with ``real_work.faked``), so these tests wait
+for nothing but one, which needs the liveness guard's real grace (it says why).
 """
 
 from __future__ import annotations
@@ -21,28 +23,39 @@ import _queue
 import asyncio
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from fake_real_time import FakeRealTime
 
-from pytest_flows import FlowsSession
-from pytest_flows._internal.runtime.loop import Scheduler, run
+from pytest_flows import FlowsSession, FlowsWarning
+from pytest_flows._internal.runtime import real_work
+from pytest_flows._internal.runtime.loop import Scheduler, VirtualClock, run
+from pytest_flows._internal.runtime.threads import ThreadScheduler
 
-#: Real seconds of one sleep.
-NAP = 0.01
+#: Seconds of one sleep: faked, so it costs no real time.
+NAP = 2.0
 
 
 def test_the_test_threads_own_sleep_moves_the_clock_by_its_span() -> None:
-    with FlowsSession(test_id="real-work::own-sleep") as session:
+    fake = FakeRealTime()
+    with FlowsSession(test_id="real-work::own-sleep") as session, real_work.faked(sleep=fake.sleep):
         start = time.perf_counter()
         time.sleep(NAP)
         elapsed = time.perf_counter() - start
         assert session.clock.monotonic() == pytest.approx(NAP, abs=1e-6)
+    assert fake.slept == [NAP]  # a real sleep: the harness does not manage the thread
     assert elapsed == pytest.approx(NAP, abs=1e-6)
 
 
 def test_a_pool_the_test_drives_overlaps_its_sleeps_and_adds_up_the_rest() -> None:
-    with FlowsSession(test_id="real-work::pool") as session, ThreadPoolExecutor(2) as pool:
+    fake = FakeRealTime(side_by_side=2)
+    with (
+        FlowsSession(test_id="real-work::pool") as session,
+        real_work.faked(sleep=fake.sleep),
+        ThreadPoolExecutor(2) as pool,
+    ):
         start = time.perf_counter()
         side_by_side = [pool.submit(time.sleep, NAP) for _ in range(2)]
         for future in side_by_side:
@@ -52,30 +65,40 @@ def test_a_pool_the_test_drives_overlaps_its_sleeps_and_adds_up_the_rest() -> No
         pool.submit(time.sleep, NAP).result()
         total = time.perf_counter() - start
         assert session.clock.monotonic() == pytest.approx(3 * NAP, abs=1e-6)
+    assert fake.slept == [NAP] * 4
     assert parallel == pytest.approx(NAP, abs=1e-6)
     assert total == pytest.approx(3 * NAP, abs=1e-6)
 
 
 def test_a_thread_started_before_the_test_moves_nothing() -> None:
-    stop = threading.Event()
-    naps = []
+    go, stop = threading.Event(), threading.Event()
+    beats = threading.Semaphore(0)  # built before the test: real
 
     def heartbeat() -> None:
+        go.wait()
         while not stop.is_set():
             time.sleep(NAP / 2)
-            naps.append(1)
+            beats.release()
 
     beating = threading.Thread(target=heartbeat, name="heartbeat", daemon=True)
     beating.start()
+    fake = FakeRealTime()
     try:
-        with FlowsSession(test_id="real-work::heartbeat") as session:
-            seen = len(naps)
-            while len(naps) < seen + 3:  # three of its sleeps inside the test
-                stop.wait(NAP)  # a real wait of the test's, not a sleep
+        with (
+            FlowsSession(test_id="real-work::heartbeat") as session,
+            real_work.faked(sleep=fake.sleep),
+        ):
+            go.set()
+            for _ in range(3):  # three of its sleeps inside the test
+                assert beats.acquire(timeout=30)
             assert session.clock.monotonic() == 0.0
+            stop.set()
+            beating.join(timeout=30)  # its sleeps stay faked until it has ended
     finally:
         stop.set()
+        go.set()
         beating.join()
+    assert len(fake.slept) >= 3
 
 
 def _cpu(n: int) -> int:
@@ -115,8 +138,14 @@ async def _served_by_a_thread_outside(unit: float) -> list[int]:
     return answers
 
 
+@pytest.mark.real_time
 @pytest.mark.filterwarnings("ignore:a flow thread blocked outside the scheduler")
 def test_a_timer_does_not_fire_while_a_flow_thread_outside_does_real_work() -> None:
+    # Real time on purpose, the one test of the rule end to end: the server thread goes
+    # outside the scheduler only once the liveness guard has seen it blocked for the
+    # block grace (0.25 real seconds), and that grace is what tells a thread blocked in C
+    # from one waiting for the GIL: only the OS's real time can. Its CPU work is real
+    # too (milliseconds). The tests below check the same rule with the OS faked.
     scheduler = Scheduler(seed=0)
     held_in_trace = []
     scheduler.threads.real_work.on_hold = held_in_trace.append
@@ -130,3 +159,101 @@ def test_a_timer_does_not_fire_while_a_flow_thread_outside_does_real_work() -> N
     assert any(h.what.startswith("flow thread 'outside-server'") for h in held), held
     assert held_in_trace == []  # the flow's own thread: not a trace line
     assert time.clock_gettime(time.CLOCK_MONOTONIC) - wall < 10
+
+
+class _ServerOutside:
+    """A flow thread that the liveness guard found blocked outside the scheduler (as
+    ``blocked_outside`` leaves it), beside the test's thread, which holds the baton."""
+
+    def __init__(self) -> None:
+        self.sched = ThreadScheduler(VirtualClock(), seed=0, stream="outside")
+        self.me = self.sched.enter("loop")
+        self.joined = threading.Event()
+        self.thread = threading.Thread(target=self._serve, name="server", daemon=True)
+        self.thread.start()
+        assert self.joined.wait(timeout=30)
+        while len(self.sched._parts) < 2:  # it parks: the test's thread has the baton
+            time.sleep(0)  # a turn of the GIL; no time passes
+        (self.server,) = [p for p in self.sched._parts if p is not self.me]
+        with self.sched._mutex:
+            self.server.outside = True
+            self.server.what = "a lock or call the harness does not manage"
+
+    def _serve(self) -> None:
+        self.joined.set()
+        server = self.sched.enter("server")
+        self.sched.leave(server)
+
+    def close(self) -> None:
+        self.server.outside = False
+        self.sched.detach()
+        self.thread.join(timeout=30)
+        self.sched.leave(self.me)
+
+
+def test_a_flow_thread_outside_holds_the_clock_while_the_os_shows_it_working() -> None:
+    fake = FakeRealTime()
+    outside = _ServerOutside()
+    native = outside.thread.native_id
+    cpu = {"ns": 0}
+
+    def cpu_ns(thread: int) -> int:
+        if thread == native:
+            cpu["ns"] += 1_000  # it ran since the last look
+        return cpu["ns"] if thread == native else 0
+
+    try:
+        with real_work.faked(
+            sleep=fake.sleep, monotonic=fake.monotonic, state=lambda _: b"S", cpu_ns=cpu_ns
+        ):
+            # Asleep to the OS (it waits for the GIL the looking thread holds), but its
+            # CPU time grows: at work. The clock follows the real moment waited.
+            held = real_work.hold(outside.sched, 1.0, 0.0)
+            assert held == pytest.approx(real_work._PAUSE)
+            assert outside.sched.clock.monotonic() == pytest.approx(real_work._PAUSE)
+        with real_work.faked(
+            sleep=fake.sleep, monotonic=fake.monotonic, state=lambda _: b"S", cpu_ns=lambda _: 7
+        ):
+            # Its CPU time stands still: it is waiting again, the clock may jump.
+            assert real_work.hold(outside.sched, 1.0, held) is None
+    finally:
+        outside.close()
+    (hold,) = outside.sched.real_work.held
+    assert hold.what == "flow thread 'server' (running outside the scheduler)"
+    assert not hold.gave_up
+
+
+def test_a_flow_thread_outside_holds_the_clock_for_the_block_grace_at_most() -> None:
+    fake = FakeRealTime()
+    outside = _ServerOutside()
+    native = outside.thread.native_id
+    try:
+        with (
+            real_work.faked(
+                sleep=fake.sleep,
+                monotonic=fake.monotonic,
+                state=lambda thread: b"R" if thread == native else b"S",  # always running
+            ),
+            warnings.catch_warnings(record=True) as caught,
+        ):
+            warnings.simplefilter("always", FlowsWarning)
+            held: float | None = 0.0
+            looks = 0
+            while held is not None:
+                held = real_work.hold(outside.sched, 10.0, held)
+                looks += 1
+    finally:
+        outside.close()
+    grace = outside.sched.block_grace
+    # the clock followed the (faked) real time waited, up to the grace, then was let go
+    assert outside.sched.clock.monotonic() == pytest.approx(grace, abs=2 * real_work._PAUSE)
+    assert looks == pytest.approx(grace / real_work._PAUSE, abs=2)
+    (hold,) = outside.sched.real_work.held
+    assert hold.gave_up and hold.what.startswith("flow thread 'server'")
+    assert [str(w.message) for w in caught if issubclass(w.category, FlowsWarning)] == [
+        f"virtual time waited {grace:g} real seconds for flow thread 'server' (running "
+        "outside the scheduler), outside the scheduler, then moved on without it: a flow "
+        "thread waiting for it may time out where the real runtime would not. Raise the "
+        "grace with @pytest.mark.flows(block_grace=...), or build the thread or pool "
+        "during the test (it is then managed)."
+    ]

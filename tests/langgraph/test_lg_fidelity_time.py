@@ -18,8 +18,10 @@ here is one of them, compared with what the graph does bare:
   now the class bound at import builds the queue the scheduler sees
   (queue_factory.py), so the thread is an ordinary flow thread and nothing stalls.
 
-The sleeps and queries are real and kept to a few milliseconds: what is tested is how
-the clock treats real work it cannot see.
+What is tested is how the clock treats real work it cannot see, not how much real time
+passes: the nodes' real sleeps are faked (fake_real_time.py, through
+``real_work.faked``: a real sleep returns at once), so the spans can be seconds and cost
+nothing. The sqlite queries are real (milliseconds).
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ from typing import Annotated, Any, TypedDict
 
 import aiosqlite
 import pytest
+from fake_real_time import FakeRealTime
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from pytest_flows import FlowsWarning
+from pytest_flows._internal.runtime import real_work
 
-#: Real seconds a node sleeps (small: the rule is about real time, not its amount).
-NAP = 0.02
+#: Seconds a node sleeps (faked where it would be real: it costs no real time).
+NAP = 2.0
 
 
 class Notes(TypedDict):
@@ -60,11 +64,17 @@ def _napping_graph() -> Any:
 
 
 def _timed_chunks(graph: Any) -> list[tuple[float, Any]]:
-    start = time.perf_counter()
-    return [
-        (time.perf_counter() - start, chunk)
-        for chunk in graph.stream({"notes": []}, stream_mode="custom")
-    ]
+    """The stream's chunks, each with when it arrived; the node's sleep (faked) lasts
+    until the chunk written before it has arrived, as a real sleep outlasts that."""
+    fake = FakeRealTime(until_released=True)
+    timed = []
+    with real_work.faked(sleep=fake.sleep):
+        start = time.perf_counter()
+        for chunk in graph.stream({"notes": []}, stream_mode="custom"):
+            timed.append((time.perf_counter() - start, chunk))
+            fake.release()
+    assert fake.slept == [NAP]  # a real sleep: the test's own pool is not managed
+    return timed
 
 
 def _parallel_napping_graph() -> Any:
@@ -96,11 +106,14 @@ def test_a_graph_the_test_streams_itself_shows_its_real_sleep_on_perf_counter(fl
 
 def test_parallel_real_sleeps_count_once_and_one_after_another_add_up(flows):
     graph = _parallel_napping_graph()
-    start = time.perf_counter()
-    graph.invoke({"notes": []})
-    elapsed = time.perf_counter() - start
+    fake = FakeRealTime(side_by_side=2)  # a and b sleep at once, as on a real pool
+    with real_work.faked(sleep=fake.sleep):
+        start = time.perf_counter()
+        graph.invoke({"notes": []})
+        elapsed = time.perf_counter() - start
 
     # a and b sleep side by side on the pool, then c: two naps, as bare.
+    assert fake.slept == [NAP] * 3
     assert elapsed == pytest.approx(2 * NAP, abs=1e-6)
 
 
@@ -108,7 +121,7 @@ def test_the_readings_are_the_same_on_every_run(flows):
     first = [at for at, _ in _timed_chunks(_napping_graph())]
     second = [at for at, _ in _timed_chunks(_napping_graph())]
 
-    assert first == second  # the spans asked for, not what the OS took
+    assert first == second == [0.0, NAP]  # the spans asked for, not what the OS took
 
 
 def test_flows_run_of_the_same_graph_keeps_its_sleep_virtual(flows):

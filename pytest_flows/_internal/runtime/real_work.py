@@ -51,6 +51,7 @@ the spinning method and every thread's stack), never left to spin for ever.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -58,7 +59,7 @@ import threading
 import traceback
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,9 @@ __all__ = [
     "SPIN_READS",
     "Hold",
     "RealWork",
+    "RealWorld",
     "check_spin_limit",
+    "faked",
     "follow_sleeps",
     "hold",
     "in_flight",
@@ -110,6 +113,57 @@ _FLOW_THREAD = "flow thread "
 _sleeping: dict[int, float] = {}
 #: ... and when each of those sleeps began (real).
 _slept_since: dict[int, float] = {}
+
+
+@dataclass(frozen=True)
+class RealWorld:
+    """What the rules here read of real time and of the OS, and how they wait in real
+    time. The suite substitutes parts (:func:`faked`) to exercise the rules without
+    waiting on real time; the harness never does."""
+
+    #: A real sleep: a thread outside sleeping, a hold's moment, a turn of the GIL.
+    sleep: Callable[[float], None]
+    #: The real clock the holds and the outside sleeps are measured on.
+    monotonic: Callable[[], float]
+    #: The OS's one-letter state of this process's thread ``native`` (``b"R"``:
+    #: running), None when it is gone.
+    state: Callable[[int], bytes | None]
+    #: The CPU time thread ``native`` has run, in nanoseconds (None: unknown).
+    cpu_ns: Callable[[int], int | None]
+
+
+def _task_state(native: int) -> bytes | None:
+    text = _task_stat(native)
+    if text is None:
+        return None
+    return text[text.rfind(b")") + 2 : text.rfind(b")") + 3]
+
+
+#: The world the rules look at now (see faked).
+_world: list[RealWorld] = []
+
+
+@contextlib.contextmanager
+def faked(
+    *,
+    sleep: Callable[[float], None] | None = None,
+    monotonic: Callable[[], float] | None = None,
+    state: Callable[[int], bytes | None] | None = None,
+    cpu_ns: Callable[[int], int | None] | None = None,
+) -> Iterator[RealWorld]:
+    """For the block, the rules here sleep, read the real clock and look at threads
+    through the parts given (the others stay real). For the suite's own tests."""
+    previous = _world[0]
+    _world[0] = RealWorld(
+        sleep or previous.sleep,
+        monotonic or previous.monotonic,
+        state or previous.state,
+        cpu_ns or previous.cpu_ns,
+    )
+    try:
+        yield _world[0]
+    finally:
+        _world[0] = previous
 
 
 @dataclass
@@ -183,11 +237,12 @@ def outside_sleep(seconds: float, sched: ThreadScheduler | None = None) -> None:
     ident = _get_ident()
     follows = sched is not None and _test_threads and threading.current_thread() in _test_threads
     end = sched.clock.after(seconds) if sched is not None and follows and _at_rest(sched) else None
-    now = real_monotonic()
+    world = _world[0]
+    now = world.monotonic()
     _slept_since[ident] = now
     _sleeping[ident] = now + seconds
     try:
-        _real_sleep(seconds)
+        world.sleep(seconds)
     finally:
         _sleeping.pop(ident, None)
         _slept_since.pop(ident, None)
@@ -198,7 +253,7 @@ def outside_sleep(seconds: float, sched: ThreadScheduler | None = None) -> None:
 def in_flight(horizon: float) -> str | None:
     """The real work outside the scheduler that may still wake a flow thread within
     ``horizon`` real seconds, or None."""
-    now = real_monotonic()
+    now = _world[0].monotonic()
     names = {t.ident: t.name for t in threading.enumerate()}
     for ident, end in list(_sleeping.items()):
         if end - now <= horizon:
@@ -212,7 +267,7 @@ def in_flight(horizon: float) -> str | None:
 def _fresh_long_sleep(grace: float) -> str | None:
     """A thread outside that began a real sleep within the last ``grace`` seconds,
     which ends later than ``grace`` from now."""
-    now = real_monotonic()
+    now = _world[0].monotonic()
     for ident, since in list(_slept_since.items()):
         end = _sleeping.get(ident)
         if end is not None and now - since <= grace and end - now > grace:
@@ -296,7 +351,7 @@ def _working(native: int, running: bool) -> bool:
     """Whether a flow thread blocked outside is at work: running, or it ran since the
     last look. Running Python, it waits for the GIL whenever the looking thread holds
     it (the OS says asleep then), so its CPU time is what tells."""
-    cpu = _cpu_ns(native)
+    cpu = _world[0].cpu_ns(native)
     before = _cpu_seen.get(native)
     if cpu is not None:
         _cpu_seen[native] = cpu
@@ -313,10 +368,10 @@ def _running_thread(names: dict[int | None, str]) -> str | None:
         native = getattr(thread, "native_id", None)
         if native is None:
             continue
-        text = _task_stat(native)
-        if text is None:
+        state = _world[0].state(native)
+        if state is None:
             continue
-        running = text[text.rfind(b")") + 2 : text.rfind(b")") + 3] == b"R"
+        running = state == b"R"
         if ident is not None and _blocked_outside(ident):
             if _working(native, running):
                 return f"{_FLOW_THREAD}{names.get(ident, ident)!r} (running outside the scheduler)"
@@ -362,6 +417,9 @@ def _forget_stat_files(alive: set[int | None]) -> None:
                 os.close(fd)
 
 
+_world.append(RealWorld(_real_sleep, real_monotonic, _task_state, _cpu_ns))
+
+
 def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     """Before the clock jumps to ``due``: if real work outside the scheduler is in flight
     and this idle wait has held for less than the block grace (``held`` real seconds so
@@ -375,7 +433,7 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
     if what is None and not held and sched.chooser is None and _may_wait_for_gil():
         # A thread outside that a flow thread just woke (a queue.put) waits for the GIL
         # this thread holds, asleep to the OS: let it take the GIL once, then look again.
-        _real_sleep(_GIL_TURN)
+        _world[0].sleep(_GIL_TURN)
         what = in_flight(sched.block_grace)
         if what is None and sched.has_ready(None):
             # It did its work in that turn and woke a flow thread (aiosqlite's thread
@@ -391,11 +449,12 @@ def hold(sched: ThreadScheduler, due: float, held: float) -> float | None:
                 sched.real_work.hold_started = (sched.clock.monotonic(), still or "")
             _note(sched, what=still or "", held=held, gave_up=still is not None)
         return None
-    started = real_monotonic()
+    world = _world[0]
+    started = world.monotonic()
     if not held:
         sched.real_work.hold_started = (sched.clock.monotonic(), what)
-    _real_sleep(_PAUSE)
-    slept = real_monotonic() - started
+    world.sleep(_PAUSE)
+    slept = world.monotonic() - started
     sched.clock.advance_to(min(due, sched.clock.monotonic() + slept))
     total = held + slept
     if total >= sched.block_grace:
