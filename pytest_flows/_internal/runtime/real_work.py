@@ -16,10 +16,11 @@ idle wait: work that takes longer is let go and the clock jumps (a ``FlowsWarnin
 names it, once per kind of work). Each hold is written to ``ThreadScheduler.held``.
 
 A flow thread the liveness guard found blocked outside the scheduler (it waits in a
-queue or lock the harness does not manage, say a ``SimpleQueue`` a library bound at
-import) runs outside it from then on: its real work holds virtual time as an outside
-thread's does, or a timer would fire while that work was still in progress (aiosqlite's
-connection thread answering a query that a step timeout awaits). Such holds are kept
+queue or lock the harness does not manage, say a lock a library built at import or a C
+``_queue.SimpleQueue``) runs outside it from then on: its real work holds virtual time
+as an outside thread's does, or a timer would fire while that work was still in
+progress (a connection thread answering a query that a step timeout awaits; aiosqlite's
+own now waits in a managed queue, see queue_factory.py). Such holds are kept
 in ``held`` but not written to the trace: they are the flow's own threads (the liveness
 guard's warning names them), and whether a look catches one running is the OS's
 timing, not the flow's behaviour.
