@@ -81,6 +81,11 @@ from pytest_flows._internal.isolation import in_isolation
 from pytest_flows._internal.normal_form import Normalizer, elide
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.runtime.foreign_work import foreign_work
+from pytest_flows._internal.runtime.kept_workers import (
+    KeptThread,
+    keeps_workers,
+    start_on_kept_worker,
+)
 from pytest_flows._internal.runtime.loop import (
     DeterministicEventLoop,
     Scheduler,
@@ -160,6 +165,7 @@ __all__ = [
     "GoldenAdapter",
     "GoldenBreak",
     "Item",
+    "KeptThread",
     "LLMScript",
     "Link",
     "Match",
@@ -210,6 +216,7 @@ __all__ = [
     "internal_lock",
     "is_pause",
     "jsonable",
+    "keeps_workers",
     "llm_call_event",
     "missing_name",
     "mutated_after",
@@ -233,6 +240,7 @@ __all__ = [
     "shared_outside",
     "short",
     "sleep_on",
+    "start_on_kept_worker",
     "switch_point",
     "tool_calls_of",
     "tools_summary",

@@ -401,7 +401,7 @@ def phases(graph: Any, runs: int, plain: float, alone: float) -> None:
             "  the harness's threads, hand-offs, locks (rest)",
             ms["stream"] - ms["callbacks"] - plain,
         ),
-        ("    of which starting OS threads", ms["starts"]),
+        ("    of which starting OS threads", ms.get("starts", 0.0)),
         ("get_state and the run's last lines", ms["finish"]),
         (
             "adapter: the rest (seams, trace lines)",
