@@ -110,7 +110,7 @@ from pytest_flows._internal.runtime.participants import (
 from pytest_flows._internal.runtime.participants import current as current_participant
 from pytest_flows._internal.runtime.participants import recording as recording_accesses
 from pytest_flows._internal.runtime.stdlib_seams import SEAMS as STDLIB_SEAMS
-from pytest_flows._internal.runtime.stdlib_seams import check_stdlib_seams
+from pytest_flows._internal.runtime.stdlib_seams import QuietLock, check_stdlib_seams
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.state.codec import FieldChange, differences, find_unserializable
 from pytest_flows._internal.state.property_runs import Outcome
@@ -176,6 +176,7 @@ __all__ = [
     "Outcome",
     "PendingFeedback",
     "ProviderError",
+    "QuietLock",
     "RecorderPart",
     "Registry",
     "Request",
