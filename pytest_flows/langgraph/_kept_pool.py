@@ -27,7 +27,10 @@ ADJUST = "concurrent.futures.thread:ThreadPoolExecutor._adjust_thread_count"
 
 def keep_workers(pool: Any) -> None:
     """The freshly built LangGraph pool ``pool`` starts its workers on kept workers."""
-    pool._adjust_thread_count = lambda: _adjust_thread_count(pool)
+    # through a weak reference: the pool holding a closure over itself would be a cycle,
+    # garbage only the collector frees (with its queue, futures and locks), each run
+    ref = weakref.ref(pool)
+    pool._adjust_thread_count = lambda: _adjust_thread_count(ref())
 
 
 def _adjust_thread_count(pool: Any) -> None:
