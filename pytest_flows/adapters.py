@@ -81,6 +81,11 @@ from pytest_flows._internal.isolation import in_isolation
 from pytest_flows._internal.normal_form import Normalizer, elide
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.runtime.foreign_work import foreign_work
+from pytest_flows._internal.runtime.kept_workers import (
+    KeptThread,
+    keeps_workers,
+    start_on_kept_worker,
+)
 from pytest_flows._internal.runtime.loop import (
     DeterministicEventLoop,
     Scheduler,
@@ -105,7 +110,7 @@ from pytest_flows._internal.runtime.participants import (
 from pytest_flows._internal.runtime.participants import current as current_participant
 from pytest_flows._internal.runtime.participants import recording as recording_accesses
 from pytest_flows._internal.runtime.stdlib_seams import SEAMS as STDLIB_SEAMS
-from pytest_flows._internal.runtime.stdlib_seams import check_stdlib_seams
+from pytest_flows._internal.runtime.stdlib_seams import QuietLock, check_stdlib_seams
 from pytest_flows._internal.session import FlowsSession
 from pytest_flows._internal.state.codec import FieldChange, differences, find_unserializable
 from pytest_flows._internal.state.property_runs import Outcome
@@ -160,6 +165,7 @@ __all__ = [
     "GoldenAdapter",
     "GoldenBreak",
     "Item",
+    "KeptThread",
     "LLMScript",
     "Link",
     "Match",
@@ -170,6 +176,7 @@ __all__ = [
     "Outcome",
     "PendingFeedback",
     "ProviderError",
+    "QuietLock",
     "RecorderPart",
     "Registry",
     "Request",
@@ -210,6 +217,7 @@ __all__ = [
     "internal_lock",
     "is_pause",
     "jsonable",
+    "keeps_workers",
     "llm_call_event",
     "missing_name",
     "mutated_after",
@@ -233,6 +241,7 @@ __all__ = [
     "shared_outside",
     "short",
     "sleep_on",
+    "start_on_kept_worker",
     "switch_point",
     "tool_calls_of",
     "tools_summary",

@@ -66,6 +66,7 @@ def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
 
     from pytest_flows.langgraph._explore_pool import quiet_pool
     from pytest_flows.langgraph._explore_seams import POOL_INIT
+    from pytest_flows.langgraph._kept_pool import keep_workers
     from pytest_flows.langgraph._seams import SEAMS
 
     made = ThreadPoolExecutor.__init__
@@ -75,6 +76,7 @@ def ordered_pool_joins() -> contextlib.AbstractContextManager[None]:
         if type(self).__module__.startswith("langchain_core."):
             self._threads = JoinOrder(self._threads)
             quiet_pool(self)
+            keep_workers(self)  # its worker loops run on the scheduler's kept workers
 
     return SEAMS[POOL_INIT].replace(__init__)
 

@@ -29,42 +29,9 @@ import queue
 import threading
 from typing import Any
 
+from pytest_flows.adapters import QuietLock  # a managed lock whose free take is quiet
+
 __all__ = ["QuietCondition", "QuietLock", "QuietQueue", "quiet_pool"]
-
-
-class QuietLock:
-    """A managed lock (made while a flows test runs) whose take of a free lock is no
-    switch point; a held one still blocks through the scheduler."""
-
-    __slots__ = ("__weakref__", "_lock")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        if self._lock.acquire(False):  # a non-blocking take is never a switch point
-            return True
-        if not blocking:
-            return False
-        return bool(self._lock.acquire(True, timeout))
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def locked(self) -> bool:
-        return bool(self._lock.locked())
-
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-
-    def _at_fork_reinit(self) -> None:  # pragma: no cover - os.fork in a flows test
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"<quiet {self._lock!r}>"
 
 
 class QuietCondition(threading.Condition):

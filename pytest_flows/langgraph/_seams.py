@@ -108,6 +108,7 @@ SEAMS = Registry(
     *_optional("_llm_seams", "LLM_SEAMS"),
     *_optional("_store_seams", "STORE_SEAMS"),
     *_optional("_explore_seams", "EXPLORE_SEAMS"),
+    *_optional("_kept_pool", "KEPT_POOL_SEAMS"),
 )
 #: The flight recorder part's (pytest_flows/recorder/_langgraph.py), a registry of its own.
 RECORDER_SEAMS = Registry("langgraph", __name__, *_optional("_recorder_seams", "RECORDER"))

@@ -11,12 +11,13 @@ supersteps, one of them 10 tasks wide). Measured in alternating rounds (``BENCH_
 runs each), in wall time and in CPU time of the whole process (every thread: a load that
 takes the CPU away between two hand-offs does not count), with the load average:
   (1) ``flows.run`` in a test's session (a copy of the graph with the test's saver, the
-      callbacks trace, the scheduler over LangGraph's pool threads);
+      callbacks trace, the scheduler over LangGraph's pool, whose worker loops run on
+      the scheduler's workers kept from run to run: no thread starts after the first run);
   (1b) ``flows.run`` with the tasks run inline as in (3): the harness's own work
       (session, trace, copy, stream) without the threads it schedules;
   (1c) an experiment, not what ``flows.run`` does: LangGraph's pool replaced by the
-      scheduler's own workers, kept from run to run (as ``asyncio.to_thread`` runs under
-      the harness): what the threads LangGraph starts per run cost the harness;
+      scheduler's own workers, each job a piece of work of its own (no queue, no
+      ``max_workers``: not faithful), the pool's bookkeeping left out;
   (2) the same graph's bare ``invoke`` with an ``InMemorySaver`` (LangGraph makes a pool
       of threads per invoke, no harness);
   (2b) that ``invoke`` with one pool kept for every run: what (2) pays to start threads;
@@ -62,7 +63,7 @@ INPUT = {"notes": []}
 LABELS = {
     "1": "(1) flows.run",
     "1b": "(1b) flows.run, tasks inline (no threads)",
-    "1c": "(1c) flows.run, workers kept (experiment)",
+    "1c": "(1c) flows.run, a job per worker (experiment)",
     "2": "(2) bare invoke, InMemorySaver",
     "2b": "(2b) bare invoke, one pool for all runs",
     "2c": "(2c) (3) with flows.run's stream modes",
@@ -290,7 +291,8 @@ def compare_trees(spec: str) -> None:
 
 def phases(graph: Any, runs: int, plain: float, alone: float) -> None:
     """CPU per phase of ``flows.run`` (timers around the adapter's steps) and counts; the
-    stream is split with ``plain`` and ``alone``, the CPU ms of (2) and (3) measured before."""
+    stream is split with ``plain`` and ``alone``, the CPU ms of (2b) and (3) measured
+    before (flows.run starts no pool threads after its first run, as (2b))."""
     from pytest_flows import FlowsSession
     from pytest_flows._internal import session as session_module
     from pytest_flows._internal.runtime import stdlib_seams, threads
@@ -395,13 +397,13 @@ def phases(graph: Any, runs: int, plain: float, alone: float) -> None:
         ("stored checkpoint lookup (ids after it)", ms["stored"]),
         ("graph.stream:", ms["stream"]),
         ("  LangGraph's own work, as in (3)", alone),
-        ("  LangGraph's pool, as bare invoke pays it: (2)-(3)", plain - alone),
+        ("  LangGraph's pool but its thread starts, bare: (2b)-(3)", plain - alone),
         ("  the trace's callbacks", ms["callbacks"]),
         (
             "  the harness's threads, hand-offs, locks (rest)",
             ms["stream"] - ms["callbacks"] - plain,
         ),
-        ("    of which starting OS threads", ms["starts"]),
+        ("    of which starting OS threads", ms.get("starts", 0.0)),
         ("get_state and the run's last lines", ms["finish"]),
         (
             "adapter: the rest (seams, trace lines)",
@@ -438,7 +440,7 @@ def main() -> None:
             results.setdefault(key, []).append(pair)
     report({"": results}, loads)
     if os.environ.get("BENCH_PHASES"):
-        plain, alone = (statistics.median(c for _, c in results[k]) * 1000 for k in ("2", "3"))
+        plain, alone = (statistics.median(c for _, c in results[k]) * 1000 for k in ("2b", "3"))
         phases(graph, RUNS, plain, alone)
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "FREEZEGUN",
     "PYDANTIC",
     "SEAMS",
+    "QuietLock",
     "SchedLock",
     "check_stdlib_seams",
     "inheriting_context",
@@ -131,10 +132,23 @@ class SchedLock:
         self._real = _real_lock()
 
     def __enter__(self) -> bool:
+        # acquire()'s hot path, inlined: a ``with`` block is how Conditions and Futures
+        # take their locks, hundreds of times a run
+        stack = _by_thread.get(_get_ident())
+        if (not stack or stack[-1].sched.seed == 0) and self._real.acquire(False):
+            return True
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
-        self.release()
+        # release(), inlined (see __enter__)
+        self._real.release()
+        stack = _by_thread.get(_get_ident())
+        if not stack:
+            _poke_idle()
+            return
+        top = stack[-1]
+        if top.generation != top.sched.generation and current() is None:
+            _poke_idle()
 
     acquire_lock = acquire
     release_lock = release
@@ -143,6 +157,35 @@ class SchedLock:
     def __repr__(self) -> str:
         state = "locked" if self._real.locked() else "unlocked"
         return f"<pytest-flows lock {state} at {id(self):#x}>"
+
+
+class QuietLock(SchedLock):
+    """A managed lock whose take of a free lock is never a switch point, under any seed;
+    a held one still blocks through the scheduler (a switch point, as a
+    :class:`SchedLock`'s blocking acquire is).
+
+    For a framework's own bookkeeping whose locks decide nothing a program can see (a
+    pool's work queue, a future's condition): taking them free at every seed would make
+    each a choice a search branches on, none of which changes the outcome."""
+
+    __slots__ = ()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._real.acquire(False):  # a non-blocking take is never a switch point
+            return True
+        if not blocking:
+            return False
+        return SchedLock.acquire(self, True, timeout)
+
+    def __enter__(self) -> bool:
+        if self._real.acquire(False):
+            return True
+        return SchedLock.acquire(self)
+
+    acquire_lock = acquire
+
+    def __repr__(self) -> str:
+        return f"<quiet {SchedLock.__repr__(self)}>"
 
 
 _idle_schedulers: list[Any] = []

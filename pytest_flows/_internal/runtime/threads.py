@@ -179,10 +179,15 @@ class ThreadScheduler:
         if self._aborted is None:
             self.poke()  # something may have become ready while the baton was held
 
-    def submit(self, body: Callable[[], None]) -> None:
+    def submit(self, body: Callable[[], None], *, renew: bool = False) -> None:
         """Run ``body`` on a pool thread, as an executor would: an idle worker of this
         test's pool if there is one (threads are reused, as in a real pool), else a new
-        one. The seed decides whether it runs at once."""
+        one. The seed decides whether it runs at once.
+
+        ``renew``: an idle worker taken for ``body`` is numbered and placed as a thread
+        started now would be (a new ``seq``, last among the participants), so that the
+        choices of seed 0 that follow (which look at both) are the ones a started thread
+        gets: ``body`` stands for a thread the program starts (see kept_workers.py)."""
         me = current()
         if me is not None and me.outside:
             self._reenter(me)
@@ -203,6 +208,13 @@ class ThreadScheduler:
             self.start(thread, worker)
             return
         worker.job = body
+        if renew:
+            with self._mutex:
+                self._next_seq += 1
+                worker.seq = self._next_seq
+                if worker in self._parts:
+                    self._parts.remove(worker)
+                    self._parts.append(worker)
         self.redraw(worker)
         worker.deferred = False
         if me is not None:
