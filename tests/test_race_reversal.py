@@ -85,3 +85,24 @@ def test_an_earlier_race_whose_move_is_covered_adds_nothing() -> None:
         _node((C, PUT), 2),
     ]
     assert _run(steps, tree)[0] == {0}
+
+
+def test_earlier_races_are_reversed_when_the_latest_ones_reversal_is_covered() -> None:
+    # The writer sleeps where C read (its put ran first there in an earlier branch), so
+    # the latest race (C's read, the put) is covered and no run reverses it; the earlier
+    # race (B's read, the put), whose writer is awake at choice 0, would have waited for
+    # that run. It is reversed now, by C's first move.
+    steps = [
+        Step(B, 0, reads={"state.x": ""}),
+        Step(C, 1, writes={"state.c": ""}),
+        Step(C, 2, reads={"state.x": ""}),
+        Step(PUT, 2, writes={"state.x": ""}),
+    ]
+    tree = [
+        _node((B, PUT, C), 0),
+        _node((C, PUT), 1),
+        _node((C, PUT), 2, asleep=frozenset({1})),
+    ]
+    backtrack = _run(steps, tree)
+    assert backtrack[2] == {0}  # the sleeping writer is not tried where C read
+    assert backtrack[0] == {0, 2}  # C first where B read

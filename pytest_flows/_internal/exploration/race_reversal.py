@@ -202,14 +202,18 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
         clock[task] = j
         clocks.append(clock)
         last[task] = j
+        covered = False
         if race >= 0:
-            _reverse(tree, steps, clocks, _woken_by(steps, chooser.loops, base, race), j)
+            at = _woken_by(steps, chooser.loops, base, race)
+            covered = _reverse(tree, steps, clocks, at, j)
         for i in earlier_races:
             # An earlier race is reversed by the run that reverses the latest one, where
-            # it becomes the latest, unless j's thread sleeps where it began: that run
-            # is never made (docs/exploration.md, "A race behind a sleeping thread").
+            # it becomes the latest, unless a sleep set keeps that run from being made:
+            # the latest race's reversal is covered by a sleeping option, or j's thread
+            # sleeps where this race began (docs/exploration.md, "A race behind a
+            # sleeping thread").
             at = _woken_by(steps, chooser.loops, base, i)
-            if _sleeps_at(tree, steps, at, j):
+            if covered or _sleeps_at(tree, steps, at, j):
                 _reverse_by_initials(tree, steps, clocks, at, j)
 
 
@@ -282,8 +286,9 @@ def _reverse(
     clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
-) -> None:
-    """Make a later schedule run step ``j`` (or what leads to it) before step ``at``.
+) -> bool:
+    """Make a later schedule run step ``j`` (or what leads to it) before step ``at``;
+    True when a sleep set covers it instead (no branch runs it: see add_backtracks).
 
     At the choice point where ``at`` began (Flanagan and Godefroid): ``j``'s thread
     when it was ready there (and did not run ``at``); the clock option if ``j``'s thread
@@ -309,8 +314,8 @@ def _reverse(
             # ``j``'s thread sleeps there (an earlier branch ran its step first from an
             # earlier point): adding it tries nothing, and the orders that reverse the
             # race but begin with another thread's move are not covered by that branch.
-            _reverse_by_initials(tree, steps, clocks, at, j)
-        elif thread in options and thread != ran:
+            return _reverse_by_initials(tree, steps, clocks, at, j)
+        if thread in options and thread != ran:
             node.backtrack.add(options.index(thread))
         elif thread in node.choice.woken and ran != 0:
             # ``j``'s thread was asleep there, and its wait ended at the moment the clock
@@ -318,12 +323,9 @@ def _reverse(
             # first (source sets, Abdulla et al.); the others only put it off.
             node.backtrack.add(options.index(0))
         else:
-            found = _initial_options(node.choice, steps, clocks, at, j)
-            if found is None:
-                node.backtrack.update(range(len(options)))
-            elif not found & (node.backtrack | node.asleep):
-                node.backtrack.add(min(found))
-        return
+            return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
+        return False
+    return False
 
 
 def _sleeps_at(tree: list[Node], steps: list[Step], at: int, j: int) -> bool:
@@ -344,22 +346,33 @@ def _reverse_by_initials(
     clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
-) -> None:
+) -> bool:
     """The source-set rule for the race of steps ``at`` and ``j`` (Abdulla et al.): at the
     choice point where ``at`` began, an option that runs an initial of what leads to ``j``
     (not after ``at``) is tried, unless one already is or sleeps there (an option asleep
     there was explored first from an earlier point, its step the same: the orders that
-    begin with it are covered). When some initial cannot be run there, every option."""
+    begin with it are covered). When some initial cannot be run there, every option.
+    True when a sleeping option covers it (no branch runs it)."""
     for k in range(steps[at].choice, -1, -1):
         node = tree[k]
         if node.choice.kind != "thread":
             continue  # order choices are explored in full anyway
-        found = _initial_options(node.choice, steps, clocks, at, j)
-        if found is None:
-            node.backtrack.update(range(len(node.choice.options)))
-        elif not found & (node.backtrack | node.asleep):
-            node.backtrack.add(min(found))
-        return
+        return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
+    return False
+
+
+def _add_initial(node: Node, found: set[int] | None) -> bool:
+    """Try one of the options ``found`` at ``node`` unless one is tried or asleep there
+    (every option when ``found`` is None); True when only a sleeping one covers them."""
+    if found is None:
+        node.backtrack.update(range(len(node.choice.options)))
+        return False
+    if found & node.backtrack:
+        return False
+    if found & node.asleep:
+        return True
+    node.backtrack.add(min(found))
+    return False
 
 
 def _initial_options(
