@@ -79,6 +79,8 @@ class QuietQueue(queue._PySimpleQueue):  # type: ignore[name-defined,misc]
     def __init__(self) -> None:
         super().__init__()
         self._count = _quiet_semaphore(0)
+        #: The ``after:`` key the latest job queued here writes when a worker takes it.
+        self._flows_last_take: str | None = None
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         future = getattr(item, "future", None)
@@ -88,11 +90,16 @@ class QuietQueue(queue._PySimpleQueue):  # type: ignore[name-defined,misc]
             future._condition = QuietCondition()
             recorded(future)
             handed_over(item)
+            # First in, first out: a job is taken after the one queued before it.
+            item._flows_taken_after = self._flows_last_take
+            self._flows_last_take = item._flows_take = f"after:lg-take:{next(_takes)}"
         super().put(item, block, timeout)
 
 
 #: Numbers the jobs handed to LangGraph's pools (the ``after:`` key of each).
 _jobs = itertools.count()
+#: Numbers the takes of those jobs (the ``after:`` key that orders a queue's takes).
+_takes = itertools.count()
 
 
 def handed_over(item: Any) -> None:
@@ -129,6 +136,16 @@ def job_taken(item: Any) -> None:
     key = getattr(item, "_flows_after", None)
     if key is not None:
         record_access(key, write=False)
+    # A worker takes the first job of its pool's queue: the take of a job comes after
+    # the take of the job queued before it, in every order (no race: an order). Without
+    # it a search took the take of a later job for something a worker could do first,
+    # where it would have taken the earlier job (the same run, its workers renamed).
+    before = getattr(item, "_flows_taken_after", None)
+    if before is not None:
+        record_access(before, write=False)
+    taken = getattr(item, "_flows_take", None)
+    if taken is not None:
+        record_access(taken, write=True)
 
 
 def quiet_pool(pool: Any) -> None:

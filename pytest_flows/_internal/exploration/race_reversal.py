@@ -177,6 +177,7 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
             if all(steps[a].thread == later.thread for a in later.after):
                 woken.setdefault(later.thread, []).append(j)
         race = -1
+        earlier_races: list[int] = []  # the other steps racing with this one (see below)
         base = clock  # what happens before step j by program order and hand-offs alone
         if later.reads or later.writes:
             merged = dict(clock)
@@ -192,14 +193,28 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                     continue
                 if race < 0 and clock.get(other, -1) < i:
                     race = i  # the latest step racing with this one
+                elif merged.get(other, -1) < i:
+                    # A race too: no later step that j depends on comes after it.
+                    earlier_races.append(i)
                 _join(merged, clocks[i])
                 merged[other] = max(merged.get(other, -1), i)
             clock = merged
         clock[task] = j
         clocks.append(clock)
         last[task] = j
+        covered = False
         if race >= 0:
-            _reverse(tree, steps, clocks, _woken_by(steps, chooser.loops, base, race), j)
+            at = _woken_by(steps, chooser.loops, base, race)
+            covered = _reverse(tree, steps, clocks, at, j)
+        for i in earlier_races:
+            # An earlier race is reversed by the run that reverses the latest one, where
+            # it becomes the latest, unless a sleep set keeps that run from being made:
+            # the latest race's reversal is covered by a sleeping option, or j's thread
+            # sleeps where this race began (docs/exploration.md, "A race behind a
+            # sleeping thread").
+            at = _woken_by(steps, chooser.loops, base, i)
+            if covered or _sleeps_at(tree, steps, at, j):
+                _reverse_by_initials(tree, steps, clocks, at, j)
 
 
 def _queued_before(
@@ -271,8 +286,9 @@ def _reverse(
     clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
-) -> None:
-    """Make a later schedule run step ``j`` (or what leads to it) before step ``at``.
+) -> bool:
+    """Make a later schedule run step ``j`` (or what leads to it) before step ``at``;
+    True when a sleep set covers it instead (no branch runs it: see add_backtracks).
 
     At the choice point where ``at`` began (Flanagan and Godefroid): ``j``'s thread
     when it was ready there (and did not run ``at``); the clock option if ``j``'s thread
@@ -294,6 +310,11 @@ def _reverse(
             continue  # order choices are explored in full anyway
         options = node.choice.options
         ran = options[node.choice.index]
+        if thread in options and thread != ran and options.index(thread) in node.asleep:
+            # ``j``'s thread sleeps there (an earlier branch ran its step first from an
+            # earlier point): adding it tries nothing, and the orders that reverse the
+            # race but begin with another thread's move are not covered by that branch.
+            return _reverse_by_initials(tree, steps, clocks, at, j)
         if thread in options and thread != ran:
             node.backtrack.add(options.index(thread))
         elif thread in node.choice.woken and ran != 0:
@@ -302,12 +323,56 @@ def _reverse(
             # first (source sets, Abdulla et al.); the others only put it off.
             node.backtrack.add(options.index(0))
         else:
-            found = _initial_options(node.choice, steps, clocks, at, j)
-            if found is None:
-                node.backtrack.update(range(len(options)))
-            elif not found & (node.backtrack | node.asleep):
-                node.backtrack.add(min(found))
-        return
+            return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
+        return False
+    return False
+
+
+def _sleeps_at(tree: list[Node], steps: list[Step], at: int, j: int) -> bool:
+    """Whether ``j``'s thread sleeps at the choice point where step ``at`` began."""
+    thread = steps[j].thread
+    for k in range(steps[at].choice, -1, -1):
+        node = tree[k]
+        if node.choice.kind != "thread":
+            continue
+        options = node.choice.options
+        return thread in options and options.index(thread) in node.asleep
+    return False
+
+
+def _reverse_by_initials(
+    tree: list[Node],
+    steps: list[Step],
+    clocks: list[dict[tuple[int, int], int]],
+    at: int,
+    j: int,
+) -> bool:
+    """The source-set rule for the race of steps ``at`` and ``j`` (Abdulla et al.): at the
+    choice point where ``at`` began, an option that runs an initial of what leads to ``j``
+    (not after ``at``) is tried, unless one already is or sleeps there (an option asleep
+    there was explored first from an earlier point, its step the same: the orders that
+    begin with it are covered). When some initial cannot be run there, every option.
+    True when a sleeping option covers it (no branch runs it)."""
+    for k in range(steps[at].choice, -1, -1):
+        node = tree[k]
+        if node.choice.kind != "thread":
+            continue  # order choices are explored in full anyway
+        return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
+    return False
+
+
+def _add_initial(node: Node, found: set[int] | None) -> bool:
+    """Try one of the options ``found`` at ``node`` unless one is tried or asleep there
+    (every option when ``found`` is None); True when only a sleeping one covers them."""
+    if found is None:
+        node.backtrack.update(range(len(node.choice.options)))
+        return False
+    if found & node.backtrack:
+        return False
+    if found & node.asleep:
+        return True
+    node.backtrack.add(min(found))
+    return False
 
 
 def _initial_options(
@@ -319,7 +384,13 @@ def _initial_options(
 ) -> set[int] | None:
     """The options of ``choice`` (where ``at`` began) that run an initial of the chain
     leading to ``j`` first (see :func:`_reverse`); None if some initial cannot be run
-    there (then only every option is safe)."""
+    there (then only every option is safe).
+
+    What a thread runs between two choice points is one move, however many steps it
+    was recorded as (an empty step at the switch point, then the node's access): the
+    move is an initial only if none of its steps comes after another thread's step of
+    the chain. Looking at its first step alone took a thread whose access waits for
+    another's for an initial (a store put after a get it depends on)."""
     first = (steps[at].thread, steps[at].task)
     target = clocks[j]
     chain: list[int] = []
@@ -327,14 +398,28 @@ def _initial_options(
         task = (steps[e].thread, steps[e].task)
         if e != j and target.get(task, -1) < e:
             continue  # not on the way to j
-        if clocks[e].get(first, -1) >= at:
-            continue  # after ``at``: runs after it in every order
+        if e != j and clocks[e].get(first, -1) >= at:
+            continue  # after ``at``: runs after it in every order (``j`` only by the race)
         chain.append(e)
-    initials = [
-        e
-        for e in chain
-        if not any(clocks[e].get((steps[d].thread, steps[d].task), -1) >= d for d in chain if d < e)
-    ]
+
+    def move(e: int) -> tuple[int, int]:
+        return (steps[e].thread, steps[e].choice)
+
+    def after(e: int, d: int) -> bool:
+        return clocks[e].get((steps[d].thread, steps[d].task), -1) >= d
+
+    waits = {
+        move(e) for e in chain if any(d < e and move(d) != move(e) and after(e, d) for d in chain)
+    }
+    initials: list[int] = []
+    seen: set[tuple[int, int]] = set()
+    for e in chain:
+        task = (steps[e].thread, steps[e].task)
+        if task in seen:
+            continue  # a task's later moves come after its first
+        seen.add(task)
+        if move(e) not in waits:
+            initials.append(e)
     options = choice.options
     ran = options[choice.index]
     found: set[int] = set()
