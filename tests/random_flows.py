@@ -29,8 +29,8 @@ from long_mode import LONG
 from pytest_flows._internal.runtime.participants import real_monotonic
 
 #: The random-flow checks' sizes: a bounded sample in CI, over 1,000 larger flows in the
-#: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy).
-#: 270 a shard: hypothesis draws a few flows twice, and 1,000 distinct ones are the aim.
+#: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy);
+#: each a flow the run has not checked (see :func:`already_checked`).
 #: ``PYTEST_FLOWS_SOUNDNESS_EXAMPLES`` sets the examples a shard (a shorter or longer run).
 SHARDS = 4 if LONG else 1
 EXAMPLES = int(os.environ.get("PYTEST_FLOWS_SOUNDNESS_EXAMPLES", "270")) if LONG else 3

@@ -2,8 +2,8 @@
 
 For each drawn flow: every outcome seeds 0..7 reach is among the outcomes of a complete
 exploration, and every explored outcome replays from its schedule. A failure shrinks
-to a minimal flow and prints it as Python source. ``PYTEST_FLOWS_LONG=1`` runs 1,000 larger
-flows with 16 seeds each, in 4 shards (about an hour with `-n 2`, see
+to a minimal flow and prints it as Python source. ``PYTEST_FLOWS_LONG=1`` runs over 1,000
+distinct larger flows with 16 seeds each, in 4 shards (see docs/contributing.md and
 docs/exploration.md); CI checks a bounded sample.
 """
 
