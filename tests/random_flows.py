@@ -11,6 +11,7 @@ a complete exploration, and every outcome replays from its schedule.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -18,6 +19,7 @@ import json
 import linecache
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -27,13 +29,16 @@ from long_mode import LONG
 from pytest_flows._internal.runtime.participants import real_monotonic
 
 #: The random-flow checks' sizes: a bounded sample in CI, over 1,000 larger flows in the
-#: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy).
-#: 270 a shard: hypothesis draws a few flows twice, and 1,000 distinct ones are the aim.
+#: long mode, there in SHARDS tests of EXAMPLES each (so ``-n 2`` keeps both cores busy);
+#: each a flow the run has not checked (see :func:`already_checked`).
 #: ``PYTEST_FLOWS_SOUNDNESS_EXAMPLES`` sets the examples a shard (a shorter or longer run).
 SHARDS = 4 if LONG else 1
 EXAMPLES = int(os.environ.get("PYTEST_FLOWS_SOUNDNESS_EXAMPLES", "270")) if LONG else 3
 SEEDS = range(16 if LONG else 8)
-MAX_SCHEDULES = 400 if LONG else 60
+#: A search stopped here is not complete: it checks only that its outcomes replay.
+#: ``PYTEST_FLOWS_SOUNDNESS_MAX_SCHEDULES`` sets it in the long mode (the log and
+#: :func:`report` count the searches stopped at it).
+MAX_SCHEDULES = int(os.environ.get("PYTEST_FLOWS_SOUNDNESS_MAX_SCHEDULES", "400")) if LONG else 60
 #: A file each checked flow appends one JSON line to (the long mode's report; see
 #: :func:`report`): its size, whether its search was complete, schedules, seconds.
 LOG_VAR = "PYTEST_FLOWS_SOUNDNESS_LOG"
@@ -48,6 +53,50 @@ SOUNDNESS_SETTINGS = settings(
 
 _FIELDS = ("x", "y")
 _counter = itertools.count()
+#: The flows this process claimed for a check (by their source's hash).
+_claimed: set[str] = set()
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def already_checked(source: str) -> bool:
+    """Whether this run of the long mode has checked ``source`` or is checking it: in
+    this process, or, with a log, in another shard's worker (a marker file per flow
+    beside the log, claimed here when the check is about to begin). Hypothesis draws
+    the smallest flows first in every shard, and a drawn flow again now and then; a
+    long-mode test rejects such a draw (``assume``), so each check is of a flow the run
+    has not checked. A flow whose check failed is let go again (:func:`check_sound`):
+    hypothesis replays it to shrink and report it."""
+    digest = _digest(source)
+    if digest in _claimed:
+        return True
+    path = os.environ.get(LOG_VAR)
+    if path:
+        os.makedirs(path + ".flows", exist_ok=True)
+        try:
+            os.close(os.open(os.path.join(path + ".flows", digest), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return True
+    _claimed.add(digest)
+    return False
+
+
+@contextlib.contextmanager
+def checking(source: str) -> Iterator[None]:
+    """The block checks ``source``: if it fails, the flow is let go (see
+    :func:`already_checked`), so that hypothesis can run it again to shrink and report it."""
+    try:
+        yield
+    except BaseException:
+        digest = _digest(source)
+        _claimed.discard(digest)
+        path = os.environ.get(LOG_VAR)
+        if path:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(path + ".flows", digest))
+        raise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -308,7 +357,9 @@ def check_sound(
                 f"  explored: {outcome.text}\n  replayed: {outcome_key(again)}\n{source}"
             )
     reached: dict[str, int] = {}
-    for seed in seeds:
+    # What seeds reach is compared with a complete search only: a search stopped at
+    # the cap may lack outcomes, so its flow's seeded runs would check nothing.
+    for seed in seeds if found.complete else ():
         with FlowsSession(seed=seed, test_id="tests::random-flows") as session:
             run = session.run(rebuild() if rebuild else target, *args, raise_on_error=False)
             reached.setdefault(outcome_key(run), seed)
@@ -329,7 +380,7 @@ def _log(source: str, checked: Checked, seconds: float) -> None:
         return
     line = {
         "framework": "crewai" if "from crewai" in source else "agent_framework",
-        "flow": hashlib.sha256(source.encode()).hexdigest()[:16],
+        "flow": _digest(source),
         "lines": source.count("\n"),
         "seconds": round(seconds, 3),
         **dataclasses.asdict(checked),

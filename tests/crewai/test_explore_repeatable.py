@@ -11,13 +11,22 @@ the next (threads.SAME_MOMENT).
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
+import pytest
 from crewai.flow.flow import Flow, start
 from pydantic import BaseModel, Field
+from scheduler_flows import GuardedUpdate, LostUpdate
 
 from pytest_flows import FlowsSession, explore
+from pytest_flows._internal.runtime import threads
 
 
 class _State(BaseModel):
@@ -59,3 +68,58 @@ def test_a_flow_explores_alike_every_time(flows: FlowsSession) -> None:
     assert _search(flows, first_class) == first  # the same class again
     flows.clock.advance(1000.0)  # a reading in another binade
     assert _search(flows, _fresh_class()) == first  # a class that never ran
+
+
+_FRESH_PROCESS = """
+import sys
+sys.path.insert(0, {here!r})
+from scheduler_flows import GuardedUpdate
+from pytest_flows import FlowsSession, explore
+with FlowsSession(test_id="tests::repeatable") as session:
+    found = explore(session, GuardedUpdate, max_schedules=1000)
+print(found.schedules_run, found.complete)
+"""
+
+
+def test_a_locked_flow_explores_alike_after_other_runs_and_late_thread_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The locked twin took 128 schedules in a fresh process and 41 to 104 in one under
+    # load: Thread.start() waits for the new thread's bootstrap, and when the thread had
+    # not signalled yet the wait built a lock, numbered like the run's own, so every lock
+    # built after it had another name than in the run the schedule came from. Here every
+    # other start is late (it builds that lock), after other runs in this process.
+    script = tmp_path / "fresh.py"
+    script.write_text(_FRESH_PROCESS.format(here=str(Path(__file__).parent)))
+    env = {
+        **os.environ,
+        "CREWAI_TESTING": "true",
+        "CREWAI_DISABLE_TELEMETRY": "true",
+        "CREWAI_TRACING_ENABLED": "false",
+        "OTEL_SDK_DISABLED": "true",
+        "CREWAI_DISABLE_VERSION_CHECK": "true",
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    fresh = done.stdout.split()
+    assert fresh[1] == "True", fresh
+
+    for seed in range(3):
+        with FlowsSession(seed=seed, test_id="tests::repeatable") as other:
+            other.run(LostUpdate, raise_on_error=False)
+    real_start = threads._real_thread_start
+    starts = itertools.count()
+
+    def late(thread: threading.Thread) -> None:
+        if next(starts) % 2:
+            threading.Lock()  # what Event.wait builds for a thread that has not signalled
+        real_start(thread)
+
+    monkeypatch.setattr(threads, "_real_thread_start", late)
+    with FlowsSession(test_id="tests::repeatable") as session:
+        explore(session, LostUpdate, max_schedules=5)
+        found = explore(session, GuardedUpdate, max_schedules=1000)
+    assert next(starts) > 10  # the runs did start threads
+    assert [str(found.schedules_run), str(found.complete)] == fresh

@@ -22,12 +22,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["build_with", "install", "lock", "numbers"]
+__all__ = ["build_with", "install", "lock", "numbers", "starting"]
 
 #: Numbers the managed locks in the order they are built: a lock's name in a schedule's
 #: record (``sync:<n>``, counted from the run's start) is the same in every run of an
 #: exploration, where its id is not (sleep sets compare steps of different runs).
 numbers = itertools.count()
+#: The threads inside the harness's own wait for a thread it starts (``Thread.start()``
+#: waits for the new thread's bootstrap): a lock built there is no lock of the run's.
+#: ``Thread.start()`` builds one (its ``Event.wait`` a waiter) only when the new thread
+#: has not signalled yet, which the OS decides: numbered, it shifted the names of every
+#: lock built after it, so a search's count depended on the machine's load.
+starting: set[int] = set()
 
 _REAL: Callable[[], Any] = _thread.allocate_lock
 #: What a call builds now: the real lock, or the scheduler's while a scheduler is active.

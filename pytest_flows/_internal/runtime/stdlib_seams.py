@@ -72,7 +72,8 @@ class SchedLock:
 
     def __init__(self) -> None:
         self._real = _real_lock()
-        self.number = next(_lock_factory.numbers)
+        ident = _get_ident()
+        self.number = next(_lock_factory.numbers) if ident not in _lock_factory.starting else None
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         if timeout == -1:

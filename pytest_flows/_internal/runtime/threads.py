@@ -311,6 +311,7 @@ class ThreadScheduler:
         # managed code: both sides of that wait are real, so nothing can switch.
         ident = _get_ident()
         stack = _by_thread.pop(ident, [])
+        _lock_factory.starting.add(ident)
         try:
             try:
                 _real_thread_start(thread)
@@ -324,6 +325,7 @@ class ThreadScheduler:
                 raise
             child.begun.acquire()  # released once the child is parked, ready to be scheduled
         finally:
+            _lock_factory.starting.discard(ident)
             _by_thread[ident] = stack
         if me is not None:
             self._spawned(me, child)
@@ -353,7 +355,14 @@ class ThreadScheduler:
             # whenever the loop switches tasks, or the loop would deadlock): on the loop,
             # taking it is a read, ordered only against threads taking it.
             number = getattr(lock, "number", None)
-            name = f"{number - self._first_lock}" if number is not None else f"{id(lock):x}"
+            if number is None:
+                name = f"{id(lock):x}"
+            elif number >= self._first_lock:
+                name = f"{number - self._first_lock}"  # built in this run, as in every run
+            else:
+                # Built in an earlier run (a lock kept between runs): one name in every
+                # run after, where counted from the run's start it changed each run.
+                name = f"g{number}"
             record_access(f"sync:{name}", write=not me.loops)
 
     def block(
