@@ -153,6 +153,8 @@ class _Graph:
     head: list[TraceEvent] = dataclasses.field(default_factory=list)
     foot: list[TraceEvent] = dataclasses.field(default_factory=list)
     nested: bool = False
+    #: A root graph's tasks as GraphWatch._tasks holds them, forgotten when it ends.
+    tasks: list[tuple[str, _Task]] = dataclasses.field(default_factory=list)
 
     def lines(self, depth: int) -> Iterable[TraceEvent]:
         for event in self.head:
@@ -208,6 +210,12 @@ class _Run:
     graph: _Graph | None = None
     router_of: _Task | None = None
 
+    def root(self) -> _Run:
+        run = self
+        while run.parent is not None:
+            run = run.parent
+        return run
+
     def enclosing_task(self) -> _Task | None:
         run: _Run | None = self
         while run is not None:
@@ -259,8 +267,18 @@ class GraphWatch:
 
     def release(self, run_id: uuid.UUID) -> None:
         with self._lock:
-            self.managed.pop(run_id, None)
+            graph = self.managed.pop(run_id, None)
             self._runs.pop(run_id, None)
+            if graph is not None:
+                self._forget(graph)
+
+    def _forget(self, graph: _Graph) -> None:
+        """The root ``graph`` ended: its tasks take no more lines (a later run of the
+        same task, a resume, registered its own)."""
+        for ns, task in graph.tasks:
+            if self._tasks.get(ns) is task:
+                del self._tasks[ns]
+        graph.tasks.clear()
 
     def put(self, event: TraceEvent) -> None:
         """Record ``event`` in the task that is running now (its config says which),
@@ -325,6 +343,9 @@ class GraphWatch:
         )
         run.task = task
         self._tasks[str(run.ns)] = task
+        root = run.root().graph
+        if root is not None:
+            root.tasks.append((str(run.ns), task))
         if parent.task is not None:  # a functional @task called from a running task
             parent.task.calls.append(task)
             return
@@ -411,6 +432,7 @@ class GraphWatch:
         if run.parent is not None or run.graph is None or run_id in self.managed:
             return None
         graph = run.graph
+        self._forget(graph)
         if not graph.steps:
             return None  # a chain that is not a graph (or a graph that ran no task)
         graph.head.insert(0, TraceEvent(kind="graph.started", name=graph.name))

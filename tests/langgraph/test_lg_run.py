@@ -237,3 +237,15 @@ def test_a_line_a_fake_records_inside_a_node_stays_in_that_nodes_block(flows):
         "llm call n1 reply=hi",
         'task finished n1 writes={"notes": ["n1"]}',
     ]
+
+
+def test_the_trace_forgets_a_runs_tasks_once_it_ends(flows):
+    # a task's lines are kept by its namespace while its graph runs (fakes' lines join
+    # it); a test of many runs must not keep every run's tasks
+    from pytest_flows.langgraph._adapter import ADAPTER
+
+    graph = lg_graphs.parallel_builder(3).compile()
+    for _ in range(3):
+        flows.run(graph, {"notes": []})
+    graph.invoke({"notes": []})  # a direct invocation, traced too
+    assert ADAPTER.watch(flows)._tasks == {}
