@@ -81,15 +81,18 @@ def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
     # A router reading what a parallel branch writes: 3 outcomes. A pool job's end that
     # wakes a loop task was ordered against every turn of the loop (14 schedules); a
     # turn that leaves nothing queued commutes with it (the woken task is alone in the
-    # queue either way), so those orders are one: 7 schedules, every seeded outcome.
+    # queue either way), so those orders are one: 13 schedules, every seeded outcome (7
+    # while a turn that ran a task woken by a job's end from before the last choice
+    # point passed for quiet: that turn queued the task, docs/exploration.md).
     from soundness_flows import GuardedAppends, RouterReads
 
     found, reached = explored_and_seeded(RouterReads, 100, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 3
-    assert found.schedules_run <= 7
+    assert found.schedules_run <= 13
     assert reached <= set(found.texts)
-    # Three appends under a lock: 86 schedules before, 55 now.
+    # Three appends under a lock: 86 schedules before quiet turns, 55 with them, 70 since
+    # a turn that ran a task woken before the last choice point is not quiet.
     found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 4
@@ -102,11 +105,13 @@ def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     # Their reads and writes have at most 6!/(2!2!2!) = 90 orders (each listener reads
     # before it writes); up to reads commuting with reads, 3! write orders times 1*2*3
     # places for the reads = 36 traces. The search runs every one of the 90 orders (and
-    # so the 36 traces), in 449 schedules (574 while a job's end was ordered against
-    # every turn of the loop, quiet or not): the others order the same accesses otherwise
-    # against the clock's moves (266 orders with the moves: a reader held back past a
-    # move sets a later deadline) and against the and_'s looks and the loop's turns,
-    # other traces of the search's model, not of the accesses (docs/exploration.md).
+    # so the 36 traces), in 491 schedules (574 while a job's end was ordered against
+    # every turn of the loop, quiet or not; 449 while a turn that ran a task woken
+    # before the last choice point passed for quiet, which it is not): the others
+    # order the same accesses otherwise against the clock's moves (266 orders with the
+    # moves: a reader held back past a move sets a later deadline) and against the
+    # and_'s looks and the loop's turns, other traces of the search's model, not of the
+    # accesses (docs/exploration.md).
     # 2,954 while the and_'s firing look raced with the other looks; not complete in
     # 20,000 before issue 42.
     found, reached = explored_and_seeded(LostUpdateJoined, 4_000, seeds=32)
@@ -115,7 +120,7 @@ def test_three_read_sleep_write_listeners_on_one_counter_complete() -> None:
     assert len(orders) == 90
     assert all(len(order) == 6 for order in orders)
     assert len(traces) == 36
-    assert found.schedules_run <= 460
+    assert found.schedules_run <= 500
     assert sorted(o.output for o in found) == [1, 2, 3]
     assert reached <= set(found.texts)
 
@@ -144,10 +149,11 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # outcome names the flow's output (the last method to end, a loser's too), what the
     # or_ listener got, the winner and who lost or was cancelled: seeds 0..399 reach 27
     # of them, the search 51, so no complete search can take 6 schedules. It takes
-    # 5,244 (2,202, 6 racer start orders times 367, before a timer's task was ordered
-    # after the move of the clock that reached its timer): see docs/exploration.md.
+    # 4,200 (5,244 while the racers' job ends kept every place among the loop's turns;
+    # 2,202, 6 racer start orders times 367, before a timer's task was ordered after the
+    # move of the clock that reached its timer): see docs/exploration.md.
     found, reached = explored_and_seeded(SleepingRacers, 6_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
-    assert found.schedules_run <= 5_400
+    assert found.schedules_run <= 4_300
     assert reached <= set(found.texts)
