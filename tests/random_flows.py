@@ -86,16 +86,20 @@ def already_checked(source: str) -> bool:
 @contextlib.contextmanager
 def checking(source: str) -> Iterator[None]:
     """The block checks ``source``: if it fails, the flow is let go (see
-    :func:`already_checked`), so that hypothesis can run it again to shrink and report it."""
+    :func:`already_checked`), so that hypothesis can run it again to shrink and report it,
+    and with a log, the source and the failure go to ``<log>.failures``."""
     try:
         yield
-    except BaseException:
+    except BaseException as failure:
         digest = _digest(source)
         _claimed.discard(digest)
         path = os.environ.get(LOG_VAR)
         if path:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(path + ".flows", digest))
+            # A long run stopped before hypothesis reports still keeps what failed.
+            with open(path + ".failures", "a", encoding="utf-8") as kept:
+                kept.write(f"--- {digest}: {type(failure).__name__}: {failure}\n{source}\n")
         raise
 
 

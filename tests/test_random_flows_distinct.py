@@ -1,6 +1,6 @@
 """The long mode's random-flow checks count distinct flows: a flow a shard (or another
 shard's worker) has checked is rejected, and one whose check failed is let go so that
-hypothesis can replay it (tests/random_flows.py)."""
+hypothesis can replay it, and kept beside the log (tests/random_flows.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def test_a_flow_is_claimed_once_across_workers_and_let_go_when_its_check_fails(
     with pytest.raises(AssertionError), checking("flow B"):
         raise AssertionError("a counterexample")
     assert not already_checked("flow B")  # hypothesis replays it: not rejected
+    kept = (tmp_path / "soundness.jsonl.failures").read_text()
+    assert "AssertionError: a counterexample\nflow B" in kept  # a stopped run keeps it
     with checking("flow B"):
         pass
     assert already_checked("flow B")

@@ -296,3 +296,26 @@ def test_a_timers_task_runs_after_the_move_of_the_clock_that_reached_it() -> Non
     assert found.complete, found.caveat
     assert late in found.texts
     assert sorted({str(o.output) for o in found}) == ["m0", "m1", "m2"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 42, open: the long random check's counterexample "
+    "(soundness_misses/sync_start_past_timer_router.txt: seed 2 reaches m2's output "
+    "with x == 4, a complete search of 5 schedules does not)",
+)
+def test_a_sync_start_held_past_an_async_starts_timer_is_explored():
+    from pathlib import Path
+
+    from random_flows import load
+
+    source = (
+        Path(__file__).parent / "soundness_misses" / "sync_start_past_timer_router.txt"
+    ).read_text()
+    flow = load(source, "Generated")
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, flow, max_schedules=400)
+    with FlowsSession(seed=2, test_id="tests::random-flows") as seeded:
+        late = outcome_key(seeded.run(flow, raise_on_error=False))
+    assert found.complete, found.caveat
+    assert late in found.texts

@@ -183,6 +183,8 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
             merged = dict(clock)
             for i in range(j - 1, -1, -1):
                 earlier = steps[i]
+                if not earlier.reads and not earlier.writes:
+                    continue  # touches nothing: depends on no step, ordered after none
                 other = (earlier.thread, earlier.task)
                 if other == task:
                     continue

@@ -108,6 +108,8 @@ def dependent(
     a_reads: Iterable[str], a_writes: Iterable[str], b_reads: Iterable[str], b_writes: Iterable[str]
 ) -> bool:
     """Whether two steps do not commute: one writes what the other reads or writes."""
+    if not a_writes and not b_writes:  # (empty collections: an iterator is always true)
+        return False
     a_writes, b_writes = list(a_writes), list(b_writes)
     return overlap(a_writes, [*b_reads, *b_writes]) or overlap(b_writes, a_reads)
 
