@@ -25,12 +25,29 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["RecordedFuture", "failure_seen", "looked_at", "ordered_panic", "recorded"]
 
-#: Numbers LangGraph's futures in the order they are made (deterministic per schedule).
-_seqs = itertools.count()
+#: Numbers LangGraph's futures in the order they are made, per run of a search (its
+#: chooser) so that a future has the same key in every run of one search (the sleep
+#: sets compare a step of an earlier run with this run's: a key numbered across runs
+#: never matched, and a thread slept past the runner's look at its future); outside a
+#: search, for the whole process (only their order matters there).
+_seqs: weakref.WeakKeyDictionary[Any, Iterator[int]] = weakref.WeakKeyDictionary()
+_process_seqs = itertools.count()
+
+
+def _next_seq() -> int:
+    from pytest_flows.adapters import current_participant
+
+    me = current_participant()
+    chooser = None if me is None else me.sched.chooser
+    if chooser is None:
+        return next(_process_seqs)
+    return next(_seqs.setdefault(chooser, itertools.count()))
 
 
 def number(future: Any) -> tuple[int, str]:
@@ -87,7 +104,7 @@ def recorded(future: Any) -> None:
     yet) a :class:`RecordedFuture`, numbered in the order futures are made."""
     if type(future) is concurrent.futures.Future:
         future.__class__ = RecordedFuture
-    future._flows_seq = next(_seqs)
+    future._flows_seq = _next_seq()
 
 
 def _touched(future: Any) -> None:
