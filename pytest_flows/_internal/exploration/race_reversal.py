@@ -306,40 +306,45 @@ def _reverse(
     first).
     """
     thread = steps[j].thread
-    for k in range(steps[at].choice, -1, -1):
-        node = tree[k]
-        if node.choice.kind != "thread":
-            continue  # order choices are explored in full anyway
-        options = node.choice.options
-        ran = options[node.choice.index]
-        if thread in options and thread != ran and options.index(thread) in node.asleep:
-            # ``j``'s thread sleeps there (an earlier branch ran its step first from an
-            # earlier point): adding it tries nothing, and the orders that reverse the
-            # race but begin with another thread's move are not covered by that branch.
-            return _reverse_by_initials(tree, steps, clocks, at, j)
-        if thread in options and thread != ran:
-            node.backtrack.add(options.index(thread))
-        elif thread in node.choice.woken and ran != 0:
-            # ``j``'s thread was asleep there, and its wait ended at the moment the clock
-            # option runs to: that option is the first step of every order running ``j``
-            # first (source sets, Abdulla et al.); the others only put it off.
-            node.backtrack.add(options.index(0))
-        else:
-            return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
+    node = _thread_point(tree, steps, at)
+    if node is None:
         return False
+    options = node.choice.options
+    ran = options[node.choice.index]
+    if thread in options and thread != ran and options.index(thread) in node.asleep:
+        # ``j``'s thread sleeps there (an earlier branch ran its step first from an
+        # earlier point): adding it tries nothing, and the orders that reverse the
+        # race but begin with another thread's move are not covered by that branch.
+        return _reverse_by_initials(tree, steps, clocks, at, j)
+    if thread in options and thread != ran:
+        node.backtrack.add(options.index(thread))
+    elif thread in node.choice.woken and ran != 0:
+        # ``j``'s thread was asleep there, and its wait ended at the moment the clock
+        # option runs to: that option is the first step of every order running ``j``
+        # first (source sets, Abdulla et al.); the others only put it off.
+        node.backtrack.add(options.index(0))
+    else:
+        return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
     return False
+
+
+def _thread_point(tree: list[Node], steps: list[Step], at: int) -> Node | None:
+    """The thread choice point where step ``at`` began (order choices before it are
+    explored in full anyway, so they are passed over)."""
+    for k in range(steps[at].choice, -1, -1):
+        if tree[k].choice.kind == "thread":
+            return tree[k]
+    return None
 
 
 def _sleeps_at(tree: list[Node], steps: list[Step], at: int, j: int) -> bool:
     """Whether ``j``'s thread sleeps at the choice point where step ``at`` began."""
     thread = steps[j].thread
-    for k in range(steps[at].choice, -1, -1):
-        node = tree[k]
-        if node.choice.kind != "thread":
-            continue
-        options = node.choice.options
-        return thread in options and options.index(thread) in node.asleep
-    return False
+    node = _thread_point(tree, steps, at)
+    if node is None:
+        return False
+    options = node.choice.options
+    return thread in options and options.index(thread) in node.asleep
 
 
 def _reverse_by_initials(
@@ -355,12 +360,10 @@ def _reverse_by_initials(
     there was explored first from an earlier point, its step the same: the orders that
     begin with it are covered). When some initial cannot be run there, every option.
     True when a sleeping option covers it (no branch runs it)."""
-    for k in range(steps[at].choice, -1, -1):
-        node = tree[k]
-        if node.choice.kind != "thread":
-            continue  # order choices are explored in full anyway
-        return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
-    return False
+    node = _thread_point(tree, steps, at)
+    if node is None:
+        return False
+    return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
 
 
 def _add_initial(node: Node, found: set[int] | None) -> bool:
