@@ -169,10 +169,19 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
     for j, later in enumerate(steps):
         task = (later.thread, later.task)
         clock: dict[tuple[int, int], int] = {}
-        for before in ([last[task]] if task in last else []) + list(later.after):
+        for before in [last[task]] if task in last else []:
             _join(clock, clocks[before])
+        # What each step ``later`` follows brings along (a timer's move: see _move_for).
+        brought = [
+            _move_for(steps, clocks, b, task)
+            if steps[b].thread == 0 and later.thread != 0
+            else clocks[b]
+            for b in later.after
+        ]
+        for other_clock in brought:
+            _join(clock, other_clock)
         if later.thread in chooser.loops and later.task != 0 and later.after:
-            for i in _queued_before(steps, clocks, woken.get(later.thread, []), later):
+            for i in _queued_before(steps, clocks, woken.get(later.thread, []), later, brought):
                 _join(clock, clocks[i])
             if all(steps[a].thread == later.thread for a in later.after):
                 woken.setdefault(later.thread, []).append(j)
@@ -219,11 +228,27 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                 _reverse_by_initials(tree, steps, clocks, at, j)
 
 
+def _move_for(
+    steps: list[Step], clocks: list[dict[tuple[int, int], int]], move: int, task: tuple[int, int]
+) -> dict[tuple[int, int], int]:
+    """What a timer's task inherits from the move of the clock that reached its timer: the
+    move itself and what led to the timer's own deadline, not what led to the other
+    deadlines the move reached at the same moment (another thread's sleep set after the
+    race): in an order without them a move reaches the timer all the same
+    (docs/exploration.md, "A sync start held past an async start's timer")."""
+    found: dict[tuple[int, int], int] = {(0, steps[move].task): move}
+    for at in steps[move].after:
+        if (steps[at].thread, steps[at].task) == task:
+            _join(found, clocks[at])
+    return found
+
+
 def _queued_before(
     steps: list[Step],
     clocks: list[dict[tuple[int, int], int]],
     earlier: list[int],
     later: Step,
+    brought: list[dict[tuple[int, int], int]],
 ) -> list[int]:
     """The steps of ``earlier`` (other tasks of ``later``'s loop, each the first step after
     a wake) that run before ``later`` in every order of what woke them: asyncio runs its
@@ -243,18 +268,19 @@ def _queued_before(
         step = steps[i]
         if step.task == later.task or step.task in tasks:
             continue
-        if all(_covered(steps, clocks, a, later.after) for a in step.after):
+        if all(_covered(steps, a, later.after, brought) for a in step.after):
             found.append(i)
             tasks.add(step.task)
     return found
 
 
 def _covered(
-    steps: list[Step], clocks: list[dict[tuple[int, int], int]], a: int, by: tuple[int, ...]
+    steps: list[Step], a: int, by: tuple[int, ...], brought: list[dict[tuple[int, int], int]]
 ) -> bool:
-    """Whether step ``a`` is one of ``by`` or happens before one of them."""
+    """Whether step ``a`` is one of ``by`` or happens before one of them (``brought``:
+    what each of ``by`` brings along)."""
     key = (steps[a].thread, steps[a].task)
-    return any(a == w or clocks[w].get(key, -1) >= a for w in by)
+    return any(a == w or seen.get(key, -1) >= a for w, seen in zip(by, brought, strict=True))
 
 
 def _woken_by(
