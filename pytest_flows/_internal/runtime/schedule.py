@@ -30,7 +30,7 @@ from typing import Any
 
 from pytest_flows._internal.errors import FlowsUsageError
 from pytest_flows._internal.runtime.aliases import Aliases
-from pytest_flows._internal.runtime.sleep_sets import CLOCK, LOOKED_AT, SleepSets
+from pytest_flows._internal.runtime.sleep_sets import CLOCK, SleepSets
 
 __all__ = ["Choice", "Chooser", "Step", "decode", "encode"]
 
@@ -389,14 +389,11 @@ class Chooser:
         if any(waits for key, waits in self._wakes.items() if key[0] in self.loops):
             return False
         start = self.sleep.checked if self.sleep is not None else 0
-        # A task that ran in these steps after a wake (whoever woke it: a job's end
-        # posted before the last choice point is taken in by a turn of these steps),
-        # or a look at an ``or_`` race (its task is woken through asyncio.as_completed's
-        # callbacks, which record no wake): a turn of these steps queued something.
         return not any(
-            step.after or any(k.startswith(LOOKED_AT) for k in step.writes)
+            a >= start
             for step in self.steps[start:]
             if step.thread in self.loops and step.task != 0
+            for a in step.after
         )
 
     def access(

@@ -33,7 +33,6 @@ from typing import Any
 __all__ = [
     "CLOCK",
     "JOBS",
-    "LOOKED_AT",
     "POSTS",
     "SleepSets",
     "Summary",
@@ -57,10 +56,10 @@ CLOCK = "time:clock"
 _LAST_WRITE = "flow:last="
 
 #: The key prefixes a job's end reads when a task looks at it (participants.RESULT_WANTED_BY:
-#: the crewAI adapter's ``or_`` race, ``race:or(a, b)`` and ``check:or(a, b)``), and the
-#: task that looks writes. That task is woken through ``asyncio.as_completed``'s
-#: callbacks, which record no wake, so a turn that ran such a look is never quiet.
-LOOKED_AT = ("race:", "check:")
+#: the crewAI adapter's ``or_`` race, ``race:or(a, b)`` and ``check:or(a, b)``). The task
+#: that looks is woken through ``asyncio.as_completed``'s callbacks, which record no wake,
+#: so where such an end lands among the loop's turns is kept as a choice in full.
+_LOOKED_AT = ("race:", "check:")
 
 
 def loops_busy(loops: Iterable[Any], now: float) -> bool:
@@ -184,7 +183,9 @@ class SleepSets:
                     del self._sleeping[seq]
         if turned:
             for seq, summary in list(self._sleeping.items()):
-                if POSTS in summary.writes and not quiet:
+                if POSTS in summary.writes and (
+                    not quiet or any(k.startswith(_LOOKED_AT) for k in summary.reads)
+                ):
                     del self._sleeping[seq]
         if self._job:
             self._job = False
