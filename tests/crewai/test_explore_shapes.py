@@ -319,3 +319,28 @@ def test_a_sync_start_held_past_an_async_starts_timer_is_explored():
     assert found.complete, found.caveat
     assert late in found.texts
     assert len(found.texts) == 4  # x == 3 or 4, each with the router's or m2's output
+
+
+def test_or_joins_behind_a_sleeping_start_keep_every_outcome() -> None:
+    # The bounded long check's counterexample to the quiet-turn change of 60789b1
+    # (issue 42, reverted): with it, a complete search of this all-async flow (two or_
+    # joins behind a start that appends, sleeps and appends) had 5 outcomes, and seed 7
+    # reached a sixth (s1's second append before m0's, m3's y write lost to m1's).
+    # Compared here: the complete search against seeds 0..7 under the check's test id.
+    from pathlib import Path
+
+    from random_flows import load
+
+    source = (Path(__file__).parent / "soundness_misses" / "quiet_turn_or_joins.txt").read_text()
+    flow = load(source, "Generated")
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, flow, max_schedules=400)
+    reached = set()
+    for seed in range(8):
+        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
+            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    assert found.complete, found.caveat
+    assert reached <= set(found.texts)
+    late = 'output="hi" | state={"log": ["s1", "s1", "m0", "m3"], "x": 4, "y": 4}'
+    assert late in reached and late in found.texts
+    assert len(found.texts) == 7
