@@ -110,3 +110,57 @@ class SleepingRacers(Flow[Winner]):
     def first(self, got: str) -> str:
         self.state.got = got
         return got
+
+
+class OwnOutputsJoined(Flow[Own]):
+    """Three sync listeners on their own fields, each returning its own value; an ``and_``
+    join's output is the flow's: the listeners' outputs are never the last one."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def one(self) -> str:
+        self.state.a = 1
+        return "one"
+
+    @listen(begin)
+    def two(self) -> str:
+        self.state.b = 1
+        return "two"
+
+    @listen(begin)
+    def three(self) -> str:
+        self.state.c = 1
+        return "three"
+
+    @listen(and_(one, two, three))
+    def join(self) -> str:
+        return "joined"
+
+
+class Outputs(BaseModel):
+    seen: str = ""
+
+
+class OutputsReadMidRun(Flow[Outputs]):
+    """Like :class:`OwnOutputsJoined`, but the join records the outputs it can see
+    (``self.method_outputs``): their order is part of the state."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(begin)
+    def one(self) -> str:
+        return "one"
+
+    @listen(begin)
+    def two(self) -> str:
+        return "two"
+
+    @listen(and_(one, two))
+    def join(self) -> str:
+        self.state.seen = ",".join(str(o) for o in self.method_outputs)
+        return "joined"

@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reduction_flows import LostUpdateJoined, OwnFieldsJoined, SleepingRacers
+from reduction_flows import (
+    LostUpdateJoined,
+    OutputsReadMidRun,
+    OwnFieldsJoined,
+    OwnOutputsJoined,
+    SleepingRacers,
+)
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration.explore import outcome_key
@@ -64,6 +70,30 @@ def test_an_and_joins_sources_ending_in_any_order_cost_little() -> None:
     assert found.schedules_run == 1
     assert reached <= set(found.texts)
     assert found.conflicts == []
+
+
+def test_outputs_that_no_one_sees_cost_no_schedules() -> None:
+    # The same join, its listeners returning "one", "two" and "three": each return is a
+    # write of the flow's output, but the join's comes after all three in every order,
+    # so theirs is never the flow's output and nothing else reads them. Only the run's
+    # last output is observed, and only its races are reversed: 1 schedule (33 while
+    # every pair of differing outputs raced).
+    found, reached = explored_and_seeded(OwnOutputsJoined, 100, seeds=16)
+    assert found.complete, found.caveat
+    assert [o.output for o in found] == ["joined"]
+    assert found.schedules_run == 1
+    assert reached <= set(found.texts)
+
+
+def test_outputs_a_method_reads_are_ordered() -> None:
+    # The join reads self.method_outputs: the order of the listeners' outputs is then
+    # part of the state. The crewAI adapter sees the read, and an output written after
+    # it makes the run order every pair of outputs: both orders, as seeds reach them (the
+    # rule without that took 1 schedule and missed "two,one").
+    found, reached = explored_and_seeded(OutputsReadMidRun, 100, seeds=16)
+    assert found.complete, found.caveat
+    assert sorted(o.state.seen for o in found) == ["None,one,two", "None,two,one"]
+    assert reached <= set(found.texts)
 
 
 def test_a_join_whose_source_starts_more_still_orders_its_firing() -> None:

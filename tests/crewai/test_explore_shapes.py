@@ -218,13 +218,16 @@ def test_tasks_the_loop_runs_in_order_hide_no_race_behind_them() -> None:
 @pytest.mark.long
 @pytest.mark.parametrize(
     ("name", "seed", "budget"),
-    [("ClockPastFirstJob", 1, 12_000), ("ClockPastFirstJobOr", 2, 1_000)],
+    [("ClockPastFirstJob", 1, 3_500), ("ClockPastFirstJobOr", 2, 60)],
 )
 def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     name: str, seed: int, budget: int
 ) -> None:
     # ClockPastFirstJob: 9,286 schedules to complete (18 before the clock's moves were
-    # ordered, with 2 of its 9 outcomes); the Or variant 548 (229, 2 of 3).
+    # ordered, with 2 of its 9 outcomes); the Or variant 548 (229, 2 of 3). Since only
+    # the last output's races are reversed (docs/exploration.md, "Only the last output
+    # is observed"): 2,888 and 18 (4,166 and 122 before); the budgets are those counts
+    # plus about a fifth (the Or variant takes a lock, whose name once varied with load).
     import soundness_flows
 
     flow = getattr(soundness_flows, name)
@@ -344,3 +347,24 @@ def test_or_joins_behind_a_sleeping_start_keep_every_outcome() -> None:
     late = 'output="hi" | state={"log": ["s1", "s1", "m0", "m3"], "x": 4, "y": 4}'
     assert late in reached and late in found.texts
     assert len(found.texts) == 7
+
+
+@pytest.mark.xfail(strict=True, reason="open: an or_ router run again is not a choice point")
+def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
+    # The bounded long check's counterexample on the tree of issue 42's sixth part (the
+    # last output observed), which misses the same way on the tree before it (889394d):
+    # m1 listens to or_(s0, m0) and the router m2 to or_(s0, m1), all async. A complete
+    # search takes 1 schedule and m2 runs twice; seed 1 under the check's test id runs it
+    # three times (log ["m2", "m2", "m2"]). Open: what re-fires the or_ is not recorded.
+    from pathlib import Path
+
+    from random_flows import load
+
+    source = (Path(__file__).parent / "soundness_misses" / "or_router_runs_again.txt").read_text()
+    flow = load(source, "Generated")
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, flow, max_schedules=150)
+    with FlowsSession(seed=1, test_id="tests::random-flows") as seeded:
+        late = outcome_key(seeded.run(flow, raise_on_error=False))
+    assert found.complete, found.caveat
+    assert late in found.texts
