@@ -183,13 +183,16 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # outcome names the flow's output (the last method to end, a loser's too), what the
     # or_ listener got, the winner and who lost or was cancelled: seeds 0..399 reach 27
     # of them, the search 51, so no complete search can take 6 schedules. It takes
-    # 4,320 (4,200 while a timer's task inherited every deadline the clock's move reached,
-    # which hid a race: "A sync start held past an async start's timer"; 5,244 while the
-    # racers' job ends kept every place among the loop's turns; 2,202, 6 racer start
+    # 5,244 since the quiet-turn change was reverted (0e6e0e9; measured on 889394d and
+    # after the last-output rule alike, which does not touch it; the bound is that plus
+    # 3 %), 4,320 with it (4,200 while a timer's task inherited every deadline the
+    # clock's move reached, which hid a race: "A sync start held past an async start's
+    # timer"; 5,244 while the racers' job ends kept every place among the loop's turns,
+    # as they do again; 2,202, 6 racer start
     # orders times 367, before a timer's task was ordered after the move of the clock
     # that reached its timer): see docs/exploration.md.
     found, reached = explored_and_seeded(SleepingRacers, 6_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
-    assert found.schedules_run <= 4_400
+    assert found.schedules_run <= 5_400
     assert reached <= set(found.texts)
