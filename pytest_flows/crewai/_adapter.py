@@ -166,8 +166,19 @@ class CrewAIAdapter(AdapterBase):
     async def run(
         self, session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> FlowRun:
+        from crewai.events.event_bus import crewai_event_bus
+
         kwargs = dict(kwargs)
         extra_inputs = check_kickoff_args(target, args, kwargs)
+        # crewai registers each flow in a per-context set of id()s: one set shared by
+        # every run of a test, where a new flow at a dead one's address passed for
+        # registered and built its RuntimeState (and that state's locks) later, in
+        # kickoff, so the run's lock names, and a search's count, varied with the
+        # process's past. With no RuntimeState attached the ids are stale: each such
+        # run starts from the registry a fresh process has. (One attached, by
+        # Flow.fork for one, is the user's: its ids name its entities.)
+        if crewai_event_bus.runtime_state is None:
+            crewai_event_bus.reset_runtime_state()
         flow = _instantiate(target)
         if not extra_inputs:
             check_state_inputs(target, flow, kwargs.get("inputs"))

@@ -123,3 +123,32 @@ def test_a_locked_flow_explores_alike_after_other_runs_and_late_thread_starts(
         found = explore(session, GuardedUpdate, max_schedules=1000)
     assert next(starts) > 10  # the runs did start threads
     assert [str(found.schedules_run), str(found.complete)] == fresh
+
+
+def _lock_names(found: Any) -> list[list[str]]:
+    return [
+        sorted(k for k in (*step.reads, *step.writes) if k.startswith("sync:"))
+        for step in found.choosers[0].steps
+    ]
+
+
+def test_a_runs_lock_names_do_not_depend_on_the_flows_before_it(flows: FlowsSession) -> None:
+    # crewai registers each flow by id() in a set kept in the test's context, shared by
+    # every run of the test: a new flow at a dead one's address (CPython reuses them)
+    # passed for registered, built its RuntimeState in kickoff instead of at
+    # construction, and so named its locks differently from the run its schedule came
+    # from (GuardedAppends explored 51 to 87 schedules with the process's past). Here
+    # the registry claims every id, as a reused address does for one.
+    from crewai.events import event_bus
+    from soundness_flows import GuardedAppends
+
+    clean = explore(flows, GuardedAppends, max_schedules=2)
+
+    class EveryId(set[int]):
+        def __contains__(self, item: object) -> bool:
+            return True
+
+    event_bus._registered_entity_ids_var.set(EveryId())
+    again = explore(flows, GuardedAppends, max_schedules=2)
+    assert _lock_names(again) == _lock_names(clean)
+    assert any("sync:1" in names for names in _lock_names(clean))  # the state's lock
