@@ -125,11 +125,13 @@ def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
     # varied with the process's past (51 to 87): crewai's registry of flows by id() was
     # shared by every run of a test, so a flow at a dead one's address built its
     # RuntimeState's locks later in some runs; each run now starts with a fresh registry
-    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it).
+    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it). 39 since only the
+    # last output's races are reversed (its methods return "s0", "m0", "m1", "m2"); the bound
+    # is that plus 6 (about a sixth).
     found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 4
-    assert found.schedules_run <= 55
+    assert found.schedules_run <= 45
     assert reached <= set(found.texts)
 
 
