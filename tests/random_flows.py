@@ -19,10 +19,11 @@ import json
 import linecache
 import os
 import sys
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, assume, note, settings
 from hypothesis import strategies as st
 from long_mode import LONG
 
@@ -101,6 +102,18 @@ def checking(source: str) -> Iterator[None]:
             with open(path + ".failures", "a", encoding="utf-8") as kept:
                 kept.write(f"--- {digest}: {type(failure).__name__}: {failure}\n{source}\n")
         raise
+
+
+def check_drawn(source: str, check: Callable[[], object]) -> None:
+    """Run ``check`` of a drawn flow's ``source`` as the random-flow tests of every
+    framework do: in the long mode only a flow the run has not checked (see
+    :func:`already_checked`), the source in hypothesis's report, and a failure kept (see
+    :func:`checking`)."""
+    if LONG:  # the long mode counts distinct flows: one checked already is no news
+        assume(not already_checked(source))
+    note(source)
+    with checking(source):
+        check()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,12 +329,15 @@ def af_source(spec: tuple[Worker, ...], name: str = "build") -> str:
 
 def load(source: str, name: str) -> Any:
     """``name`` from ``source``, compiled under a file name ``inspect`` can read back
-    (crewai reads a router's source for its labels)."""
+    (crewai reads a router's source for its labels), run as a module of its own
+    (LangGraph reads a state class's annotations through its module, which must be
+    importable)."""
     filename = f"<generated flow {next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict[str, Any] = {"__name__": f"generated_{next(_counter)}"}
-    exec(compile(source, filename, "exec"), namespace)  # our own generated source
-    return namespace[name]
+    module = types.ModuleType(f"generated_{next(_counter)}")
+    sys.modules[module.__name__] = module
+    exec(compile(source, filename, "exec"), module.__dict__)  # our own generated source
+    return getattr(module, name)
 
 
 @dataclasses.dataclass
@@ -340,21 +356,28 @@ def check_sound(
     seeds: range,
     max_schedules: int,
     rebuild: Any = None,
+    options: dict[str, Any] | None = None,
+    test_id: str = "tests::random-flows",
+    log_extra: dict[str, Any] | None = None,
 ) -> Checked:
-    """Assert the invariant for ``target`` (see the module docstring)."""
+    """Assert the invariant for ``target`` (see the module docstring). ``options`` go to
+    every run and search (``asynchronous=True``); the seeds' runs are under ``test_id``;
+    ``log_extra`` joins the flow's line in the log."""
     from pytest_flows import FlowsSession, explore
     from pytest_flows._internal.exploration.explore import outcome_key
 
     began = real_monotonic()
 
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, target, *args, max_schedules=max_schedules)
+    options = options or {}
+    with FlowsSession(test_id=test_id) as session:
+        found = explore(session, target, *args, max_schedules=max_schedules, **options)
         for outcome in found.outcomes:
             again = session.run(
                 rebuild() if rebuild else target,
                 *args,
                 schedule=outcome.schedule,
                 raise_on_error=False,
+                **options,
             )
             assert outcome_key(again) == outcome.text, (
                 f"schedule {outcome.schedule} did not replay its outcome:\n"
@@ -364,8 +387,9 @@ def check_sound(
     # What seeds reach is compared with a complete search only: a search stopped at
     # the cap may lack outcomes, so its flow's seeded runs would check nothing.
     for seed in seeds if found.complete else ():
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as session:
-            run = session.run(rebuild() if rebuild else target, *args, raise_on_error=False)
+        with FlowsSession(seed=seed, test_id=test_id) as session:
+            target_now = rebuild() if rebuild else target
+            run = session.run(target_now, *args, raise_on_error=False, **options)
             reached.setdefault(outcome_key(run), seed)
     if found.complete:
         missed = {text: seed for text, seed in reached.items() if text not in found.texts}
@@ -374,20 +398,28 @@ def check_sound(
             f"{len(found.outcomes)} outcomes) misses what seeds reach: {missed}\n{source}"
         )
     checked = Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
-    _log(source, checked, real_monotonic() - began)
+    _log(source, checked, real_monotonic() - began, log_extra or {})
     return checked
 
 
-def _log(source: str, checked: Checked, seconds: float) -> None:
+def _framework(source: str) -> str:
+    for framework in ("crewai", "langgraph"):
+        if f"from {framework}" in source:
+            return framework
+    return "agent_framework"
+
+
+def _log(source: str, checked: Checked, seconds: float, extra: dict[str, Any]) -> None:
     path = os.environ.get(LOG_VAR)
     if not path:
         return
     line = {
-        "framework": "crewai" if "from crewai" in source else "agent_framework",
+        "framework": _framework(source),
         "flow": _digest(source),
         "lines": source.count("\n"),
         "seconds": round(seconds, 3),
         **dataclasses.asdict(checked),
+        **extra,
     }
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(line) + "\n")
@@ -412,7 +444,20 @@ def report(path: str) -> str:
             f"{schedules[-1]}), {len(flows) - len(complete)} stopped at the cap (replay "
             f"checked only); largest flow {largest} lines"
         )
+    lines.append(_failures(path))
     return "\n".join(lines)
+
+
+def _failures(path: str) -> str:
+    """What ``<log>.failures`` kept (see :func:`checking`): a failing check's flow, and
+    each smaller one hypothesis tried while shrinking it that failed too."""
+    try:
+        with open(path + ".failures", encoding="utf-8") as kept:
+            heads = [line for line in kept if line.startswith("--- ")]
+    except FileNotFoundError:
+        heads = []
+    digests = {head.split(":", 1)[0] for head in heads}
+    return f"failures kept: {len(digests)} distinct flows ({len(heads)} checks)"
 
 
 if __name__ == "__main__":  # python tests/random_flows.py LOG
