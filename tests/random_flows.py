@@ -43,6 +43,15 @@ MAX_SCHEDULES = int(os.environ.get("PYTEST_FLOWS_SOUNDNESS_MAX_SCHEDULES", "400"
 #: A file each checked flow appends one JSON line to (the long mode's report; see
 #: :func:`report`): its size, whether its search was complete, schedules, seconds.
 LOG_VAR = "PYTEST_FLOWS_SOUNDNESS_LOG"
+#: ``PYTEST_FLOWS_SOUNDNESS_KEEP_GOING=1`` (long mode, with a log): a failing check is
+#: kept in ``<log>.failures`` and the shard goes on drawing flows, instead of stopping
+#: there and shrinking it (a survey of many flows: hypothesis stops a test at its first
+#: failure). Run a kept flow again to shrink it.
+KEEP_GOING = (
+    LONG
+    and os.environ.get("PYTEST_FLOWS_SOUNDNESS_KEEP_GOING", "") not in ("", "0")
+    and bool(os.environ.get(LOG_VAR))
+)
 #: Their hypothesis settings: the same sample on every CI run, a fresh one in the long mode.
 SOUNDNESS_SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -88,20 +97,36 @@ def already_checked(source: str) -> bool:
 def checking(source: str) -> Iterator[None]:
     """The block checks ``source``: if it fails, the flow is let go (see
     :func:`already_checked`), so that hypothesis can run it again to shrink and report it,
-    and with a log, the source and the failure go to ``<log>.failures``."""
+    and with a log, the source and the failure go to ``<log>.failures`` (with
+    :data:`KEEP_GOING`, an ``AssertionError`` stops there: the test goes on)."""
     try:
         yield
+    except AssertionError as failure:
+        if not KEEP_GOING:
+            _let_go(source, failure)
+            raise
+        _keep(source, failure)
     except BaseException as failure:
-        digest = _digest(source)
-        _claimed.discard(digest)
-        path = os.environ.get(LOG_VAR)
-        if path:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(path + ".flows", digest))
-            # A long run stopped before hypothesis reports still keeps what failed.
-            with open(path + ".failures", "a", encoding="utf-8") as kept:
-                kept.write(f"--- {digest}: {type(failure).__name__}: {failure}\n{source}\n")
+        _let_go(source, failure)
         raise
+
+
+def _let_go(source: str, failure: BaseException) -> None:
+    digest = _digest(source)
+    _claimed.discard(digest)
+    path = os.environ.get(LOG_VAR)
+    if path:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(path + ".flows", digest))
+        _keep(source, failure)
+
+
+def _keep(source: str, failure: BaseException) -> None:
+    path = os.environ.get(LOG_VAR)
+    if path:
+        # A long run stopped before hypothesis reports still keeps what failed.
+        with open(path + ".failures", "a", encoding="utf-8") as kept:
+            kept.write(f"--- {_digest(source)}: {type(failure).__name__}: {failure}\n{source}\n")
 
 
 def check_drawn(source: str, check: Callable[[], object]) -> None:
