@@ -186,3 +186,23 @@ def test_a_sibling_whose_writes_a_failure_drops_explores_every_order():
     assert checked.seeded == 2, checked  # seeds 0..7: saved, and dropped (seed 3)
     assert checked.complete and checked.outcomes == 2, checked
     assert checked.schedules <= 20, checked
+
+
+def test_two_interrupts_before_an_error_explore_either_last():
+    # The long random check's counterexample (2026-12-06, shrunk by hand): w0 and w1
+    # both write the plain channel `last` (InvalidUpdateError when the superstep ends),
+    # w2 and w3 interrupt, w3 after a sleep. Each interrupting task puts its interrupt on
+    # the stream as it ends, with a values chunk holding its interrupt alone; the error
+    # leaves that chunk as the run's last, so which of w2 and w3 ended last is in the
+    # outcome. Seeds 7 and 10 hold w2 back past w3's wake-up; a search of 10 schedules
+    # said complete with w3 last only: the two puts recorded nothing. An interrupt's
+    # put now writes the stream's key (lg:stream): 100 schedules, both outcomes.
+    interrupting = Worker((("get", "y"),), "interrupt")
+    sleeping = Worker((("sleep", 3),), "interrupt")
+    last = Worker((), "last")
+    spec = Spec(False, False, False, (last, last, interrupting, sleeping))
+    source = graph_source(spec)
+    checked = check_graph(load(source, "build"), source, asynchronous=False, spec=spec)
+    assert checked.seeded == 2, checked  # seed 7 has w2 last, the others w3
+    assert checked.complete and checked.outcomes == 2, checked
+    assert checked.schedules <= 150, checked
