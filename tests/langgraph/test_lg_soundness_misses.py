@@ -6,8 +6,10 @@ fixed, and must then become a plain test."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from long_mode import LONG
 from random_flows import load
 
 from pytest_flows import FlowsSession, explore
@@ -27,32 +29,41 @@ def check_miss(name: str, seed: int, cap: int) -> None:
     assert reached in found.texts, reached
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 40): a sibling not yet started when w0 failed is cancelled; "
-    "seed 9 cancels w2 and keeps w1's writes, a complete search of 63 schedules never "
-    "holds w2's start past the runner's look",
+def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=f"open (issue 40): {why}")]
+    if long:
+        marks.append(pytest.mark.skipif(not LONG, reason=f"a search of up to {cap} schedules: long mode"))
+    return pytest.param(name, seed, cap, marks=marks, id=name.removesuffix(".txt"))
+
+
+@pytest.mark.parametrize(
+    ("name", "seed", "cap"),
+    [
+        open_miss(
+            "sibling_cancelled_after_a_failure.txt",
+            9,
+            150,
+            "a sibling not yet started when w0 failed is cancelled; seed 9 cancels w2 and "
+            "keeps w1's writes, a complete search of 63 schedules finds both saved only",
+        ),
+        open_miss(
+            "interrupt_lost_after_a_failure.txt",
+            1,
+            150,
+            "seed 1 has w0 end after the failure (writes dropped) and w2's interrupt put "
+            "after the runner's last take of the stream (lost); a complete search of 12 "
+            "schedules has either, not both",
+        ),
+        open_miss(
+            "two_interrupts_past_two_sleeps.txt",
+            2,
+            400,
+            "seed 2 holds w2 back past two clock moves (w1's 0.02 s and w3's 0.03 s "
+            "sleeps) so that w3's interrupt is put first; the search (152 schedules with "
+            "the lg:stream key) reverses the two puts' race through one move only",
+            long=True,
+        ),
+    ],
 )
-def test_a_sibling_cancelled_after_a_failure_is_explored():
-    check_miss("sibling_cancelled_after_a_failure.txt", seed=9, cap=150)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 40): seed 1 has w0 end after the failure (writes dropped) and "
-    "w2's interrupt put after the runner's last take of the stream (lost); a complete "
-    "search of 12 schedules has either, not both",
-)
-def test_an_interrupt_lost_after_a_failure_is_explored():
-    check_miss("interrupt_lost_after_a_failure.txt", seed=1, cap=150)
-
-
-@pytest.mark.skipif(not __import__("long_mode").LONG, reason="152 schedules: long mode")
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 40): seed 2 holds w2 back past two clock moves (w1's 0.02 s and "
-    "w3's 0.03 s sleeps) so that w3's interrupt is put first; the search (152 schedules "
-    "with the lg:stream key) reverses the two puts' race through one move only",
-)
-def test_two_interrupts_past_two_sleeps_explore_either_last():
-    check_miss("two_interrupts_past_two_sleeps.txt", seed=2, cap=400)
+def test_a_complete_search_has_what_the_seed_reaches(name: str, seed: int, cap: int) -> None:
+    check_miss(name, seed, cap)
