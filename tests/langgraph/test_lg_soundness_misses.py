@@ -32,7 +32,9 @@ def check_miss(name: str, seed: int, cap: int) -> None:
 def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -> Any:
     marks = [pytest.mark.xfail(strict=True, reason=f"open (issue 40): {why}")]
     if long:
-        marks.append(pytest.mark.skipif(not LONG, reason=f"a search of up to {cap} schedules: long mode"))
+        marks.append(
+            pytest.mark.skipif(not LONG, reason=f"a search of up to {cap} schedules: long mode")
+        )
     return pytest.param(name, seed, cap, marks=marks, id=name.removesuffix(".txt"))
 
 
