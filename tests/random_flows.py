@@ -77,8 +77,9 @@ def already_checked(source: str) -> bool:
     beside the log, claimed here when the check is about to begin). Hypothesis draws
     the smallest flows first in every shard, and a drawn flow again now and then; a
     long-mode test rejects such a draw (``assume``), so each check is of a flow the run
-    has not checked. A flow whose check failed is let go again (:func:`check_sound`):
-    hypothesis replays it to shrink and report it."""
+    has not checked. The marker holds the flow's source (a check that hangs leaves it).
+    A flow whose check failed is let go again (:func:`checking`): hypothesis replays it
+    to shrink and report it."""
     digest = _digest(source)
     if digest in _claimed:
         return True
@@ -86,9 +87,14 @@ def already_checked(source: str) -> bool:
     if path:
         os.makedirs(path + ".flows", exist_ok=True)
         try:
-            os.close(os.open(os.path.join(path + ".flows", digest), os.O_CREAT | os.O_EXCL))
+            marker = os.open(
+                os.path.join(path + ".flows", digest), os.O_CREAT | os.O_EXCL | os.O_WRONLY
+            )
         except FileExistsError:
             return True
+        # the source: a check that hangs (claimed, never logged) can be run again
+        with os.fdopen(marker, "w", encoding="utf-8") as held:
+            held.write(source)
     _claimed.add(digest)
     return False
 

@@ -16,6 +16,8 @@ def test_a_flow_is_claimed_once_across_workers_and_let_go_when_its_check_fails(
     monkeypatch.setattr(random_flows, "_claimed", set())
     assert not already_checked("flow A")
     assert already_checked("flow A")
+    markers = list((tmp_path / "soundness.jsonl.flows").iterdir())
+    assert [m.read_text() for m in markers] == ["flow A"]  # a hung check's source stays
     # another worker: its own process, the same log
     monkeypatch.setattr(random_flows, "_claimed", set())
     assert already_checked("flow A")
