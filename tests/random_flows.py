@@ -19,10 +19,11 @@ import json
 import linecache
 import os
 import sys
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, assume, note, settings
 from hypothesis import strategies as st
 from long_mode import LONG
 
@@ -42,6 +43,15 @@ MAX_SCHEDULES = int(os.environ.get("PYTEST_FLOWS_SOUNDNESS_MAX_SCHEDULES", "400"
 #: A file each checked flow appends one JSON line to (the long mode's report; see
 #: :func:`report`): its size, whether its search was complete, schedules, seconds.
 LOG_VAR = "PYTEST_FLOWS_SOUNDNESS_LOG"
+#: ``PYTEST_FLOWS_SOUNDNESS_KEEP_GOING=1`` (long mode, with a log): a failing check is
+#: kept in ``<log>.failures`` and the shard goes on drawing flows, instead of stopping
+#: there and shrinking it (a survey of many flows: hypothesis stops a test at its first
+#: failure). Run a kept flow again to shrink it.
+KEEP_GOING = (
+    LONG
+    and os.environ.get("PYTEST_FLOWS_SOUNDNESS_KEEP_GOING", "") not in ("", "0")
+    and bool(os.environ.get(LOG_VAR))
+)
 #: Their hypothesis settings: the same sample on every CI run, a fresh one in the long mode.
 SOUNDNESS_SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -67,8 +77,9 @@ def already_checked(source: str) -> bool:
     beside the log, claimed here when the check is about to begin). Hypothesis draws
     the smallest flows first in every shard, and a drawn flow again now and then; a
     long-mode test rejects such a draw (``assume``), so each check is of a flow the run
-    has not checked. A flow whose check failed is let go again (:func:`check_sound`):
-    hypothesis replays it to shrink and report it."""
+    has not checked. The marker holds the flow's source (a check that hangs leaves it).
+    A flow whose check failed is let go again (:func:`checking`): hypothesis replays it
+    to shrink and report it."""
     digest = _digest(source)
     if digest in _claimed:
         return True
@@ -76,9 +87,14 @@ def already_checked(source: str) -> bool:
     if path:
         os.makedirs(path + ".flows", exist_ok=True)
         try:
-            os.close(os.open(os.path.join(path + ".flows", digest), os.O_CREAT | os.O_EXCL))
+            marker = os.open(
+                os.path.join(path + ".flows", digest), os.O_CREAT | os.O_EXCL | os.O_WRONLY
+            )
         except FileExistsError:
             return True
+        # the source: a check that hangs (claimed, never logged) can be run again
+        with os.fdopen(marker, "w", encoding="utf-8") as held:
+            held.write(source)
     _claimed.add(digest)
     return False
 
@@ -87,20 +103,48 @@ def already_checked(source: str) -> bool:
 def checking(source: str) -> Iterator[None]:
     """The block checks ``source``: if it fails, the flow is let go (see
     :func:`already_checked`), so that hypothesis can run it again to shrink and report it,
-    and with a log, the source and the failure go to ``<log>.failures``."""
+    and with a log, the source and the failure go to ``<log>.failures`` (with
+    :data:`KEEP_GOING`, an ``AssertionError`` stops there: the test goes on)."""
     try:
         yield
+    except AssertionError as failure:
+        if not KEEP_GOING:
+            _let_go(source, failure)
+            raise
+        _keep(source, failure)
     except BaseException as failure:
-        digest = _digest(source)
-        _claimed.discard(digest)
-        path = os.environ.get(LOG_VAR)
-        if path:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(path + ".flows", digest))
-            # A long run stopped before hypothesis reports still keeps what failed.
-            with open(path + ".failures", "a", encoding="utf-8") as kept:
-                kept.write(f"--- {digest}: {type(failure).__name__}: {failure}\n{source}\n")
+        _let_go(source, failure)
         raise
+
+
+def _let_go(source: str, failure: BaseException) -> None:
+    digest = _digest(source)
+    _claimed.discard(digest)
+    path = os.environ.get(LOG_VAR)
+    if path:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(path + ".flows", digest))
+        _keep(source, failure)
+
+
+def _keep(source: str, failure: BaseException) -> None:
+    path = os.environ.get(LOG_VAR)
+    if path:
+        # A long run stopped before hypothesis reports still keeps what failed.
+        with open(path + ".failures", "a", encoding="utf-8") as kept:
+            kept.write(f"--- {_digest(source)}: {type(failure).__name__}: {failure}\n{source}\n")
+
+
+def check_drawn(source: str, check: Callable[[], object]) -> None:
+    """Run ``check`` of a drawn flow's ``source`` as the random-flow tests of every
+    framework do: in the long mode only a flow the run has not checked (see
+    :func:`already_checked`), the source in hypothesis's report, and a failure kept (see
+    :func:`checking`)."""
+    if LONG:  # the long mode counts distinct flows: one checked already is no news
+        assume(not already_checked(source))
+    note(source)
+    with checking(source):
+        check()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,12 +360,15 @@ def af_source(spec: tuple[Worker, ...], name: str = "build") -> str:
 
 def load(source: str, name: str) -> Any:
     """``name`` from ``source``, compiled under a file name ``inspect`` can read back
-    (crewai reads a router's source for its labels)."""
+    (crewai reads a router's source for its labels), run as a module of its own
+    (LangGraph reads a state class's annotations through its module, which must be
+    importable)."""
     filename = f"<generated flow {next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict[str, Any] = {"__name__": f"generated_{next(_counter)}"}
-    exec(compile(source, filename, "exec"), namespace)  # our own generated source
-    return namespace[name]
+    module = types.ModuleType(f"generated_{next(_counter)}")
+    sys.modules[module.__name__] = module
+    exec(compile(source, filename, "exec"), module.__dict__)  # our own generated source
+    return getattr(module, name)
 
 
 @dataclasses.dataclass
@@ -340,21 +387,28 @@ def check_sound(
     seeds: range,
     max_schedules: int,
     rebuild: Any = None,
+    options: dict[str, Any] | None = None,
+    test_id: str = "tests::random-flows",
+    log_extra: dict[str, Any] | None = None,
 ) -> Checked:
-    """Assert the invariant for ``target`` (see the module docstring)."""
+    """Assert the invariant for ``target`` (see the module docstring). ``options`` go to
+    every run and search (``asynchronous=True``); the seeds' runs are under ``test_id``;
+    ``log_extra`` joins the flow's line in the log."""
     from pytest_flows import FlowsSession, explore
     from pytest_flows._internal.exploration.explore import outcome_key
 
     began = real_monotonic()
 
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, target, *args, max_schedules=max_schedules)
+    options = options or {}
+    with FlowsSession(test_id=test_id) as session:
+        found = explore(session, target, *args, max_schedules=max_schedules, **options)
         for outcome in found.outcomes:
             again = session.run(
                 rebuild() if rebuild else target,
                 *args,
                 schedule=outcome.schedule,
                 raise_on_error=False,
+                **options,
             )
             assert outcome_key(again) == outcome.text, (
                 f"schedule {outcome.schedule} did not replay its outcome:\n"
@@ -364,8 +418,9 @@ def check_sound(
     # What seeds reach is compared with a complete search only: a search stopped at
     # the cap may lack outcomes, so its flow's seeded runs would check nothing.
     for seed in seeds if found.complete else ():
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as session:
-            run = session.run(rebuild() if rebuild else target, *args, raise_on_error=False)
+        with FlowsSession(seed=seed, test_id=test_id) as session:
+            target_now = rebuild() if rebuild else target
+            run = session.run(target_now, *args, raise_on_error=False, **options)
             reached.setdefault(outcome_key(run), seed)
     if found.complete:
         missed = {text: seed for text, seed in reached.items() if text not in found.texts}
@@ -374,20 +429,28 @@ def check_sound(
             f"{len(found.outcomes)} outcomes) misses what seeds reach: {missed}\n{source}"
         )
     checked = Checked(found.complete, found.schedules_run, len(found.outcomes), len(reached))
-    _log(source, checked, real_monotonic() - began)
+    _log(source, checked, real_monotonic() - began, log_extra or {})
     return checked
 
 
-def _log(source: str, checked: Checked, seconds: float) -> None:
+def _framework(source: str) -> str:
+    for framework in ("crewai", "langgraph"):
+        if f"from {framework}" in source:
+            return framework
+    return "agent_framework"
+
+
+def _log(source: str, checked: Checked, seconds: float, extra: dict[str, Any]) -> None:
     path = os.environ.get(LOG_VAR)
     if not path:
         return
     line = {
-        "framework": "crewai" if "from crewai" in source else "agent_framework",
+        "framework": _framework(source),
         "flow": _digest(source),
         "lines": source.count("\n"),
         "seconds": round(seconds, 3),
         **dataclasses.asdict(checked),
+        **extra,
     }
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(line) + "\n")
@@ -412,7 +475,20 @@ def report(path: str) -> str:
             f"{schedules[-1]}), {len(flows) - len(complete)} stopped at the cap (replay "
             f"checked only); largest flow {largest} lines"
         )
+    lines.append(_failures(path))
     return "\n".join(lines)
+
+
+def _failures(path: str) -> str:
+    """What ``<log>.failures`` kept (see :func:`checking`): a failing check's flow, and
+    each smaller one hypothesis tried while shrinking it that failed too."""
+    try:
+        with open(path + ".failures", encoding="utf-8") as kept:
+            heads = [line for line in kept if line.startswith("--- ")]
+    except FileNotFoundError:
+        heads = []
+    digests = {head.split(":", 1)[0] for head in heads}
+    return f"failures kept: {len(digests)} distinct flows ({len(heads)} checks)"
 
 
 if __name__ == "__main__":  # python tests/random_flows.py LOG

@@ -219,7 +219,7 @@ def quiet_runner() -> Iterator[None]:
     from langgraph._internal._queue import SyncQueue  # type: ignore[attr-defined]
     from langgraph.pregel._runner import FuturesDict
 
-    from pytest_flows.langgraph._explore_order import looked_at, ordered_panic
+    from pytest_flows.langgraph._explore_order import looked_at, ordered_panic, recorded_stream
     from pytest_flows.langgraph._explore_pool import (
         quiet_runner_parts,
         quiet_stream_queue,
@@ -256,6 +256,7 @@ def quiet_runner() -> Iterator[None]:
     def queue_init(self: Any, *args: Any, **kwargs: Any) -> None:
         made_queue(self, *args, **kwargs)
         quiet_stream_queue(self)
+        recorded_stream(self)
 
     with (
         SEAMS[FUTURES_INIT].replace(futures_init),

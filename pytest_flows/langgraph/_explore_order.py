@@ -18,6 +18,14 @@ graph's user can see:
   futures reads them all, but only when a task failed (where that look decides
   something): so a search tries the look before and after each sibling's end, and a
   graph whose tasks all succeed costs no schedule for it.
+* **which interrupt the run's last ``values`` chunk holds.** A task that calls
+  ``interrupt()`` puts its interrupt on the stream's queue as it ends
+  (``output_writes``: an ``updates`` chunk, and a ``values`` chunk of the state with
+  that task's interrupt alone), so the order two such tasks end in orders the run's
+  interrupts, and where an error then ends the stream (no final ``values`` chunk), the
+  values the run reports hold the interrupt of the one that ended last. Each put of an
+  interrupt writes ``lg:stream``: the search tries both orders of two interrupts. Other
+  chunks reach no outcome: they cost no schedule.
 """
 
 from __future__ import annotations
@@ -29,7 +37,17 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["RecordedFuture", "failure_seen", "looked_at", "ordered_panic", "recorded"]
+__all__ = [
+    "RecordedFuture",
+    "failure_seen",
+    "looked_at",
+    "ordered_panic",
+    "recorded",
+    "recorded_stream",
+]
+
+#: The key a sync stream's interrupt chunks write (see the module docstring).
+STREAM_KEY = "lg:stream"
 
 #: Numbers LangGraph's futures in the order they are made, per run of a search (its
 #: chooser) so that a future has the same key in every run of one search (the sleep
@@ -196,3 +214,23 @@ def ordered_panic(
         while inflight:
             inflight.pop().cancel()
         raise timeout_exc_cls("Timed out")
+
+
+def _holds_interrupt(chunk: Any) -> bool:
+    payload = chunk[-1] if isinstance(chunk, tuple) and chunk else None
+    return isinstance(payload, dict) and "__interrupt__" in payload
+
+
+def recorded_stream(stream: Any) -> None:
+    """A sync stream's chunk queue (``SyncQueue``, just made): a put of an interrupt
+    writes :data:`STREAM_KEY` (see the module docstring)."""
+    from pytest_flows.adapters import record_access
+
+    put = stream.put
+
+    def put_chunk(item: Any, block: bool = True, timeout: float | None = None) -> None:
+        if _holds_interrupt(item):
+            record_access(STREAM_KEY, write=True)
+        put(item, block, timeout)
+
+    stream.put = put_chunk

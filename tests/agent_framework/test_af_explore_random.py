@@ -4,8 +4,7 @@ fan-in): see tests/crewai/test_explore_random.py."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given, note
-from long_mode import LONG
+from hypothesis import given
 from random_flows import (
     MAX_SCHEDULES,
     SEEDS,
@@ -13,9 +12,8 @@ from random_flows import (
     SOUNDNESS_SETTINGS,
     af_source,
     af_specs,
-    already_checked,
+    check_drawn,
     check_sound,
-    checking,
     load,
 )
 
@@ -27,9 +25,9 @@ def test_seeded_outcomes_are_among_a_complete_explorations(
     shard: int, spec: tuple[object, ...]
 ) -> None:
     source = af_source(spec)  # type: ignore[arg-type]
-    if LONG:  # the long mode counts distinct flows: one checked already is no news
-        assume(not already_checked(source))
-    note(source)
-    with checking(source):
+
+    def check() -> None:
         build = load(source, "build")
         check_sound(build, ("go",), source, seeds=SEEDS, max_schedules=MAX_SCHEDULES, rebuild=build)
+
+    check_drawn(source, check)

@@ -10,16 +10,14 @@ docs/exploration.md); CI checks a bounded sample.
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given, note
-from long_mode import LONG
+from hypothesis import given
 from random_flows import (
     MAX_SCHEDULES,
     SEEDS,
     SHARDS,
     SOUNDNESS_SETTINGS,
-    already_checked,
+    check_drawn,
     check_sound,
-    checking,
     crewai_source,
     crewai_specs,
     load,
@@ -33,9 +31,9 @@ def test_seeded_outcomes_are_among_a_complete_explorations(
     shard: int, spec: tuple[object, ...]
 ) -> None:
     source = crewai_source(spec)  # type: ignore[arg-type]
-    if LONG:  # the long mode counts distinct flows: one checked already is no news
-        assume(not already_checked(source))
-    note(source)
-    with checking(source):
-        flow = load(source, "Generated")
-        check_sound(flow, (), source, seeds=SEEDS, max_schedules=MAX_SCHEDULES)
+    check_drawn(
+        source,
+        lambda: check_sound(
+            load(source, "Generated"), (), source, seeds=SEEDS, max_schedules=MAX_SCHEDULES
+        ),
+    )
