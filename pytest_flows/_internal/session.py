@@ -35,6 +35,7 @@ from pytest_flows._internal.identity import (
 )
 from pytest_flows._internal.isolation import deterministic_loops
 from pytest_flows._internal.run import FlowRun
+from pytest_flows._internal.runtime import collector as _collector
 from pytest_flows._internal.runtime import loop as _loop
 from pytest_flows._internal.runtime.liveness import check_block_grace
 from pytest_flows._internal.runtime.network import check_allow_hosts, loopback_only, network_guard
@@ -109,6 +110,10 @@ class FlowsSession:
 
     def _enter(self) -> None:
         stack = self._stack
+        # Fewer cyclic collections while the test runs (collector.py: when a garbage
+        # cycle is found changes, nothing else).
+        _collector.open_session()
+        stack.callback(_collector.close_session)
         # Every loop made during the test is deterministic, including the one
         # pytest-asyncio makes from the policy it saw first.
         stack.enter_context(deterministic_loops())

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Interrupt, Send
 
@@ -291,12 +292,12 @@ class GraphWatch:
             task.items.append(event)
 
     def _current_task(self) -> _Task | None:
-        try:
-            from langgraph.config import get_config
-
-            metadata = get_config().get("metadata") or {}
-        except Exception:  # outside a graph run
+        # What ``langgraph.config.get_config()`` reads, read without the RuntimeError it
+        # raises outside a graph run (most events a run records come from there)
+        config = var_child_runnable_config.get()
+        if not config:  # outside a graph run
             return None
+        metadata = config.get("metadata") or {}
         ns = metadata.get("langgraph_checkpoint_ns")
         with self._lock:
             return self._tasks.get(str(ns)) if ns is not None else None

@@ -132,6 +132,22 @@ class SchedLock:
     def _at_fork_reinit(self) -> None:
         self._real = _real_lock()
 
+    # ``threading.Condition`` takes these three from its lock where the lock has them,
+    # and tries each (an AttributeError raised and caught) where it does not: three
+    # errors for every Condition, Event, Semaphore and Queue made during a run, most of
+    # what making one cost. They do what Condition's own fallbacks do, call for call.
+    def _release_save(self) -> None:
+        self.release()
+
+    def _acquire_restore(self, state: object) -> None:
+        self.acquire()
+
+    def _is_owned(self) -> bool:
+        if self.acquire(False):
+            self.release()
+            return False
+        return True
+
     def __enter__(self) -> bool:
         # acquire()'s hot path, inlined: a ``with`` block is how Conditions and Futures
         # take their locks, hundreds of times a run
