@@ -349,13 +349,14 @@ def test_or_joins_behind_a_sleeping_start_keep_every_outcome() -> None:
     assert len(found.texts) == 7
 
 
-@pytest.mark.xfail(strict=True, reason="open: an or_ router run again is not a choice point")
 def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
     # The bounded long check's counterexample on the tree of issue 42's sixth part (the
     # last output observed), which misses the same way on the tree before it (889394d):
     # m1 listens to or_(s0, m0) and the router m2 to or_(s0, m1), all async. A complete
-    # search takes 1 schedule and m2 runs twice; seed 1 under the check's test id runs it
-    # three times (log ["m2", "m2", "m2"]). Open: what re-fires the or_ is not recorded.
+    # search took 1 schedule and m2 ran twice; seed 1 under the check's test id runs it
+    # three times (log ["m2", "m2", "m2"]): m2 run again clears crewai's fired or_
+    # listeners before m0's end looks at m1, which fires m1, and m1 fires m2, once more.
+    # The clear is now a write of each or_ listener's fires: key (4 schedules, both logs).
     from pathlib import Path
 
     from random_flows import load
@@ -364,10 +365,14 @@ def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
     flow = load(source, "Generated")
     with FlowsSession(test_id="tests::random-flows") as session:
         found = explore(session, flow, max_schedules=150)
-    with FlowsSession(seed=1, test_id="tests::random-flows") as seeded:
-        late = outcome_key(seeded.run(flow, raise_on_error=False))
+    reached = set()
+    for seed in range(8):
+        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
+            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    late = 'output="lo" | state={"log": ["m2", "m2", "m2"], "x": 0, "y": 0}'
+    assert late in reached  # seed 1
     assert found.complete, found.caveat
-    assert late in found.texts
+    assert reached <= set(found.texts)
 
 
 def test_a_routers_read_held_past_a_siblings_write_is_explored() -> None:
