@@ -228,6 +228,8 @@ def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     # the last output's races are reversed (docs/exploration.md, "Only the last output
     # is observed"): 2,888 and 18 (4,166 and 122 before); the budgets are those counts
     # plus about a fifth (the Or variant takes a lock, whose name once varied with load).
+    # Since a loop step's race is reversed where the step ran too ("A loop step's race,
+    # where the step ran"): 2,888 and 40, each with its outcomes.
     import soundness_flows
 
     flow = getattr(soundness_flows, name)
