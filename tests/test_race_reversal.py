@@ -156,3 +156,59 @@ def test_outputs_that_also_share_state_still_race() -> None:
     steps[0].writes["state.n"] = ""
     steps[1].writes["state.n"] = ""
     assert _run(steps, _three_points())[0] == {0, 1}
+
+
+# An event loop's task against a pool thread: a task's race is reversed where the job that
+# woke it ended, and also where the task's step itself ran (docs/exploration.md, "A loop
+# step's race, where the step ran").
+LOOP, POOL = 6, 7
+
+
+def _loop_and_pool_run(steps: list[Step], tree: list[Node]) -> list[set[int]]:
+    chooser = Chooser()
+    chooser.steps = steps
+    chooser.choices = [node.choice for node in tree]
+    chooser.loops = {LOOP}
+    add_backtracks(chooser, tree, reduction=True)
+    return [node.backtrack for node in tree]
+
+
+def _router_and_sibling(*, same_loop: bool = False) -> tuple[list[Step], list[Node]]:
+    # A pool job ends and wakes the loop's task 1 (a method's stored end); the loop's task
+    # 3 hands the pool a router's job, which sleeps; with the pool thread asleep the loop
+    # runs task 1, which starts task 4, which writes x; then the router's job reads x
+    # (soundness_misses/router_read_before_sibling_write.txt, seed 10).
+    steps = [
+        Step(POOL, 0, task=1),  # the job's end that wakes task 1
+        Step(LOOP, 0, task=3),  # hands the router's job to the pool
+        Step(POOL, 1, task=2, after=(1,)),  # the router's job begins, then sleeps
+        Step(LOOP, 2, task=1, after=(0,)),
+        Step(LOOP, 2, task=4, after=(3,), writes={"state.x": ""}),
+        Step(POOL, 2, task=2, reads={"state.x": ""}),  # the router reads x
+    ]
+    if same_loop:  # the read is the loop's own (task 3 again): nothing else runs there
+        steps[5] = Step(LOOP, 2, task=3, reads={"state.x": ""})
+    tree = [
+        _node((POOL, LOOP), 0),
+        _node((POOL, LOOP), 2),
+        # The pool thread sleeps here; the clock option (0) runs to its wake-up.
+        Node(Choice("thread", (LOOP, 0), 0, 3, woken=(POOL,)), {0}, {0}, [0]),
+    ]
+    return steps, tree
+
+
+def test_a_loop_steps_race_is_reversed_where_the_step_ran_too() -> None:
+    # The write of x (task 4) was reversed only where the job that woke its chain ended
+    # (choice 0: the loop first); the order seed 10 reaches holds the loop back at choice
+    # 2, where the write ran, while the clock runs to the router's wake-up: the router
+    # reads x first. A complete search of 4 schedules missed it.
+    backtrack = _loop_and_pool_run(*_router_and_sibling())
+    assert backtrack[0] == {0, 1}  # the loop first where the waking job ended, as before
+    assert backtrack[2] == {0, 1}  # the clock first where the write ran
+
+
+def test_a_race_of_two_tasks_of_one_loop_is_reversed_only_where_it_was_woken() -> None:
+    # Two steps of one loop: the loop running at choice 2 cannot put the later task's
+    # step first there (it runs both), so nothing is added where the write ran.
+    backtrack = _loop_and_pool_run(*_router_and_sibling(same_loop=True))
+    assert backtrack[2] == {0}

@@ -142,6 +142,7 @@ class RaceRecorder:
 _original_racing: Any = Flow._execute_racing_listeners
 _SINGLE = SEAMS["crewai.flow.runtime:Flow._execute_single_listener"]
 _TRIGGERED = SEAMS["crewai.flow.runtime:Flow._find_triggered_methods"]
+_CLEAR_OR = SEAMS["crewai.flow.runtime:Flow._clear_or_listeners"]
 
 
 @contextlib.contextmanager
@@ -392,6 +393,7 @@ def record_method_outputs(flow: Any) -> None:
 
 
 _original_triggered: Any = Flow._find_triggered_methods
+_original_clear: Any = Flow._clear_or_listeners
 
 
 def condition_leaves(condition: Any) -> list[str]:
@@ -453,8 +455,30 @@ def recorded_triggers() -> Iterator[None]:
                 record_access(f"fires:{name}", write=False)
         return fired
 
-    with _TRIGGERED.replace(triggered):
+    def cleared(self: Any) -> None:
+        # crewai clears every fired or_ listener when a method runs again (a cycle): a
+        # source's end after the clear fires the or_ listener again, before it does not.
+        # Not recorded, the two orders were no race (soundness_misses/or_router_runs_again.txt).
+        if recording():
+            for name in _or_listeners(self):
+                record_access(f"fires:{name}", write=True)
+        _original_clear(self)
+
+    with _TRIGGERED.replace(triggered), _CLEAR_OR.replace(cleared):
         yield
+
+
+def _or_listeners(flow: Any) -> list[str]:
+    """The listeners crewai fires once until it clears them: an ``or_`` of two or more
+    sources, not a router (crewai's ``_is_multi_event_or``, checked for non-routers)."""
+    found = []
+    for name, definition, condition in flow._listener_methods():
+        if definition.router or not isinstance(condition, dict) or len(condition) != 1:
+            continue
+        ((op, branches),) = condition.items()
+        if op == "or" and len(branches) > 1:
+            found.append(str(name))
+    return found
 
 
 def _join_sources(flow: Any, name: str) -> list[str]:

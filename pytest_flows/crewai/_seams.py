@@ -138,6 +138,14 @@ RUNTIME = (
         source=("_fired_or_listeners",),
     ),
     Seam(
+        f"{_FLOW}._clear_or_listeners",
+        "patch",
+        "replaced while recording: clearing the fired or_ listeners (a method run again "
+        "in a cycle, crewai re-arms every or_) is a write of each or_ listener's fires: key",
+        params=("self",),
+        source=("_fired_or_listeners.clear()",),
+    ),
+    Seam(
         f"{_FLOW}.state",
         "patch",
         "every read of flow.state is a switch point of the thread scheduler",

@@ -15,8 +15,10 @@ An event loop's steps are told apart by asyncio task (:attr:`Step.task`): a task
 step happens after the step that created the task and after the end of the pool job
 or task that woke it, not after the loop's other tasks. A race between two tasks'
 steps is reversed where their order was decided, at the pool job that woke the
-earlier one (:func:`_woken_by`). Tasks the loop's own steps put in its queue run first
-in, first out, as asyncio runs them (:func:`_queued_before`): their order is no race.
+earlier one (:func:`_woken_by`); a race of a task's step with another thread's step
+also where the loop ran the step (:func:`_decided_at`). Tasks the loop's own steps put
+in its queue run first in, first out, as asyncio runs them (:func:`_queued_before`):
+their order is no race.
 The crewAI adapter records an ``or_`` race's decisions as accesses in the racers'
 tasks (see ``ordered_races``), so who wins, who fires the ``or_`` listener and who is
 cancelled are all explored.
@@ -221,23 +223,40 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
         last[task] = j
         covered = False
         if race >= 0:
-            at = _woken_by(steps, chooser.loops, base, race)
-            covered = _reverse(tree, steps, clocks, at, j)
+            for at in _decided_at(steps, chooser.loops, base, race, j):
+                covered = _reverse(tree, steps, clocks, at, j) or covered
         for i in earlier_races:
             # An earlier race is reversed by the run that reverses the latest one, where
             # it becomes the latest, unless a sleep set keeps that run from being made:
             # the latest race's reversal is covered by a sleeping option, or j's thread
             # sleeps where this race began (docs/exploration.md, "A race behind a
             # sleeping thread").
-            at = _woken_by(steps, chooser.loops, base, i)
-            if covered or _sleeps_at(tree, steps, at, j):
-                _reverse_by_initials(tree, steps, clocks, at, j)
+            for at in _decided_at(steps, chooser.loops, base, i, j):
+                if covered or _sleeps_at(tree, steps, at, j):
+                    _reverse_by_initials(tree, steps, clocks, at, j)
         for i in output_races:
             # The last output against an earlier one is reversed here, whatever the latest
             # race: in the run that reverses the latest, j is no longer the last output, so
             # no later run would see this race (docs/exploration.md, "Only the last output
             # is observed").
-            _reverse_by_initials(tree, steps, clocks, _woken_by(steps, chooser.loops, base, i), j)
+            for at in _decided_at(steps, chooser.loops, base, i, j):
+                _reverse_by_initials(tree, steps, clocks, at, j)
+
+
+def _decided_at(
+    steps: list[Step], loops: set[int], clock: dict[tuple[int, int], int], i: int, j: int
+) -> list[int]:
+    """The steps where the order of racing steps ``i`` and ``j`` was decided, each
+    reversed where it began: where ``i``'s task was woken (:func:`_woken_by`), and, when
+    that is an earlier step and ``j`` runs on another thread than ``i``'s loop, ``i``
+    itself. A task does not run the moment the job that woke it ends: the loop may be
+    held back at a choice point in between (while the clock runs to another thread's
+    wake-up, say), and ``j``'s thread can go first there (docs/exploration.md, "A loop
+    step's race, where the step ran")."""
+    woken = _woken_by(steps, loops, clock, i)
+    if woken != i and steps[i].thread != steps[j].thread:
+        return [woken, i]
+    return [woken]
 
 
 def _observed_output(steps: list[Step]) -> int | None:
