@@ -98,7 +98,6 @@ from pytest_flows._internal.runtime.outside_state import (
 )
 from pytest_flows._internal.runtime.participants import (
     LAST_WRITE,
-    LAST_WRITE_SEEN,
     RESULT_WANTED_BY,
     internal_lock,
     note_caveat,
@@ -134,7 +133,6 @@ from pytest_flows._internal.trace import MAX_VALUE_CHARS, TraceEvent, render_val
 __all__ = [
     "ENTRY_POINT_GROUP",
     "LAST_WRITE",
-    "LAST_WRITE_SEEN",
     "MAX_VALUE_CHARS",
     "PAUSE",
     "RESULT_WANTED_BY",

@@ -7,7 +7,6 @@ tests/langgraph/test_lg_explore_random.py's writer and two readers."""
 from __future__ import annotations
 
 from pytest_flows._internal.exploration.race_reversal import Node, add_backtracks
-from pytest_flows._internal.runtime.participants import LAST_WRITE, LAST_WRITE_SEEN
 from pytest_flows._internal.runtime.schedule import Choice, Chooser, Step
 
 PUT, B, C = 1, 2, 3  # thread seqs: a writer of x, and two readers of x
@@ -107,55 +106,6 @@ def test_earlier_races_are_reversed_when_the_latest_ones_reversal_is_covered() -
     backtrack = _run(steps, tree)
     assert backtrack[2] == {0}  # the sleeping writer is not tried where C read
     assert backtrack[0] == {0, 2}  # C first where B read
-
-
-# Methods whose only shared effect is the flow's output (the crewAI adapter writes one
-# last-write-wins key per value): only the run's last output is observed
-# (docs/exploration.md, "Only the last output is observed").
-X, Y = 4, 5
-
-
-def _outputs(*, seen: bool = False) -> list[Step]:
-    # X outputs "x", Y outputs "y", then X outputs "z" (a second method of X's): "z" is
-    # the flow's output whichever of the first two ended first.
-    steps = [
-        Step(X, 0, writes={f"{LAST_WRITE}'x'": ""}),
-        Step(Y, 1, writes={f"{LAST_WRITE}'y'": ""}),
-        Step(X, 2, writes={f"{LAST_WRITE}'z'": ""}),
-    ]
-    if seen:  # Y read the outputs (self.method_outputs) before it wrote its own
-        steps[1].reads[LAST_WRITE_SEEN] = ""
-    return steps
-
-
-def _three_points() -> list[Node]:
-    return [_node((X, Y), 0), _node((Y, X), 1), _node((X,), 2)]
-
-
-def test_outputs_a_later_output_hides_are_not_ordered() -> None:
-    # y against x: a later output (z) comes after both in every order, so their order is
-    # seen by nothing and no branch runs Y first where X ran (it did while every pair of
-    # differing outputs raced). z against y is the last output's race: z first where y
-    # ran, which makes y the flow's output.
-    backtrack = _run(_outputs(), _three_points())
-    assert backtrack[0] == {0}
-    assert backtrack[1] == {0, 1}
-
-
-def test_outputs_read_during_the_run_are_all_ordered_as_before() -> None:
-    # Y read the outputs before writing its own: their order is seen by a method, so
-    # every pair of differing outputs races, as before the rule.
-    backtrack = _run(_outputs(seen=True), _three_points())
-    assert backtrack[0] == {0, 1}
-    assert backtrack[1] == {0, 1}
-
-
-def test_outputs_that_also_share_state_still_race() -> None:
-    # x and y also write state.n: their order is a race whatever the outputs.
-    steps = _outputs()
-    steps[0].writes["state.n"] = ""
-    steps[1].writes["state.n"] = ""
-    assert _run(steps, _three_points())[0] == {0, 1}
 
 
 # An event loop's task against a pool thread: a task's race is reversed where the job that

@@ -24,7 +24,6 @@ from crewai.flow.runtime import Flow
 
 from pytest_flows.adapters import (
     LAST_WRITE,
-    LAST_WRITE_SEEN,
     RESULT_WANTED_BY,
     foreign_work,
     note_caveat,
@@ -300,57 +299,13 @@ def _racer_tasks(coros: set[Any], key: str, check: str) -> Iterator[None]:
 class _RecordedOutputs(list):  # type: ignore[type-arg]
     """crewai's list of method outputs: each append is an access, since the order of
     the appends decides the flow's output (its last method's), and the loop's tasks
-    append in whatever order their work ends.
-
-    Only the last append is observed (by the flow's output, read at the end of
-    ``kickoff``), so the search reverses only its races. An append after a read of the
-    list (a method reading ``self.method_outputs``, a resumed run) says so: that run
-    orders every pair of appends."""
-
-    _seen = False
+    append in whatever order their work ends."""
 
     def append(self, item: Any) -> None:
         # The flow's output is the last method's: two appends of equal outputs commute.
         output = item.get("output") if isinstance(item, dict) else item
-        if self._seen:
-            record_access(LAST_WRITE_SEEN, write=False)
         record_access(f"{LAST_WRITE}{_text(output)}", write=True)
         super().append(item)
-
-    def _read(self) -> None:
-        self._seen = True
-
-    def __iter__(self) -> Iterator[Any]:
-        self._read()
-        return super().__iter__()
-
-    def __reversed__(self) -> Iterator[Any]:
-        self._read()
-        return super().__reversed__()
-
-    def __getitem__(self, index: Any) -> Any:
-        self._read()
-        return super().__getitem__(index)
-
-    def __len__(self) -> int:
-        self._read()
-        return super().__len__()
-
-    def __contains__(self, item: object) -> bool:
-        self._read()
-        return super().__contains__(item)
-
-    def copy(self) -> list[Any]:
-        self._read()
-        return super().copy()
-
-    def index(self, *args: Any) -> int:
-        self._read()
-        return super().index(*args)
-
-    def count(self, item: Any) -> int:
-        self._read()
-        return super().count(item)
 
 
 def _text(value: Any) -> str:

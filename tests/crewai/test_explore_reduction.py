@@ -6,13 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reduction_flows import (
-    LostUpdateJoined,
-    OutputsReadMidRun,
-    OwnFieldsJoined,
-    OwnOutputsJoined,
-    SleepingRacers,
-)
+from reduction_flows import LostUpdateJoined, OwnFieldsJoined, SleepingRacers
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration.explore import outcome_key
@@ -72,30 +66,6 @@ def test_an_and_joins_sources_ending_in_any_order_cost_little() -> None:
     assert found.conflicts == []
 
 
-def test_outputs_that_no_one_sees_cost_no_schedules() -> None:
-    # The same join, its listeners returning "one", "two" and "three": each return is a
-    # write of the flow's output, but the join's comes after all three in every order,
-    # so theirs is never the flow's output and nothing else reads them. Only the run's
-    # last output is observed, and only its races are reversed: 1 schedule (33 while
-    # every pair of differing outputs raced).
-    found, reached = explored_and_seeded(OwnOutputsJoined, 100, seeds=16)
-    assert found.complete, found.caveat
-    assert [o.output for o in found] == ["joined"]
-    assert found.schedules_run == 1
-    assert reached <= set(found.texts)
-
-
-def test_outputs_a_method_reads_are_ordered() -> None:
-    # The join reads self.method_outputs: the order of the listeners' outputs is then
-    # part of the state. The crewAI adapter sees the read, and an output written after
-    # it makes the run order every pair of outputs: both orders, as seeds reach them (the
-    # rule without that took 1 schedule and missed "two,one").
-    found, reached = explored_and_seeded(OutputsReadMidRun, 100, seeds=16)
-    assert found.complete, found.caveat
-    assert sorted(o.state.seen for o in found) == ["None,one,two", "None,two,one"]
-    assert reached <= set(found.texts)
-
-
 def test_a_join_whose_source_starts_more_still_orders_its_firing() -> None:
     # HeldBackStart's and_(s1, s0): s1 also starts m0 and m1, so which end fires m2
     # decides m2's place among them (the output m2 is reached only so): not reduced.
@@ -125,13 +95,11 @@ def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
     # varied with the process's past (51 to 87): crewai's registry of flows by id() was
     # shared by every run of a test, so a flow at a dead one's address built its
     # RuntimeState's locks later in some runs; each run now starts with a fresh registry
-    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it). 39 since only the
-    # last output's races are reversed (its methods return "s0", "m0", "m1", "m2"); the bound
-    # is that plus 6 (about a sixth).
+    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it).
     found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 4
-    assert found.schedules_run <= 45
+    assert found.schedules_run <= 55
     assert reached <= set(found.texts)
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_flows._internal.runtime.participants import LAST_WRITE, LAST_WRITE_SEEN
 from pytest_flows._internal.runtime.schedule import Choice, Chooser, Step
 from pytest_flows._internal.runtime.sleep_sets import (
     AFTER,
@@ -162,7 +161,6 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
     if not reduction:
         return
     steps = chooser.steps
-    observed = _observed_output(steps)
     # Happens-before as vector clocks (Flanagan and Godefroid): clocks[j][task] is the
     # latest step of ``task`` that happens before step j (program order, a hand-off
     # of work, or a dependent access).
@@ -191,7 +189,6 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                 woken.setdefault(later.thread, []).append(j)
         race = -1
         earlier_races: list[int] = []  # the other steps racing with this one (see below)
-        output_races: list[int] = []  # earlier races through the observed output alone
         base = clock  # what happens before step j by program order and hand-offs alone
         if later.reads or later.writes:
             merged = dict(clock)
@@ -207,14 +204,11 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                         _join(merged, clocks[i])
                         merged[other] = max(merged.get(other, -1), i)
                     continue
-                through_output = observed is not None and _outputs_only(earlier, later)
-                if through_output and j != observed:
-                    continue  # two outputs neither of which is the last: nobody sees their order
                 if race < 0 and clock.get(other, -1) < i:
                     race = i  # the latest step racing with this one
                 elif merged.get(other, -1) < i:
                     # A race too: no later step that j depends on comes after it.
-                    (output_races if through_output else earlier_races).append(i)
+                    earlier_races.append(i)
                 _join(merged, clocks[i])
                 merged[other] = max(merged.get(other, -1), i)
             clock = merged
@@ -234,13 +228,6 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
             for at in _decided_at(steps, chooser.loops, base, i, j):
                 if covered or _sleeps_at(tree, steps, at, j):
                     _reverse_by_initials(tree, steps, clocks, at, j)
-        for i in output_races:
-            # The last output against an earlier one is reversed here, whatever the latest
-            # race: in the run that reverses the latest, j is no longer the last output, so
-            # no later run would see this race (docs/exploration.md, "Only the last output
-            # is observed").
-            for at in _decided_at(steps, chooser.loops, base, i, j):
-                _reverse_by_initials(tree, steps, clocks, at, j)
 
 
 def _decided_at(
@@ -257,39 +244,6 @@ def _decided_at(
     if woken != i and steps[i].thread != steps[j].thread:
         return [woken, i]
     return [woken]
-
-
-def _observed_output(steps: list[Step]) -> int | None:
-    """The run's last write of a last-write-wins key (``LAST_WRITE``: the flow's output),
-    the only one the outcome observes; None when an adapter saw such a write after a read
-    of those values (``LAST_WRITE_SEEN``): the run then orders every pair of them.
-
-    Why the others' order needs no branch: nothing reads them during the run (else the
-    adapter says so), so two outputs commute on everything but the list of outputs, and
-    of that the outcome keeps the last (docs/exploration.md, "Only the last output is
-    observed")."""
-    last: int | None = -1
-    for i, step in enumerate(steps):
-        if LAST_WRITE_SEEN in step.reads:
-            return None
-        if any(k.startswith(LAST_WRITE) for k in step.writes):
-            last = i
-    return last
-
-
-def _outputs_only(a: Step, b: Step) -> bool:
-    """Whether dependent steps ``a`` and ``b`` depend on each other only through the
-    last-write-wins keys both write (two outputs that differ)."""
-    if not any(k.startswith(LAST_WRITE) for k in a.writes) or not any(
-        k.startswith(LAST_WRITE) for k in b.writes
-    ):
-        return False
-    return not steps_dependent(_without_outputs(a), _without_outputs(b))
-
-
-def _without_outputs(step: Step) -> Step:
-    writes = {k: v for k, v in step.writes.items() if not k.startswith(LAST_WRITE)}
-    return dataclasses.replace(step, writes=writes)
 
 
 def _move_for(

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LAST_WRITE",
-    "LAST_WRITE_SEEN",
     "RESULT_WANTED_BY",
     "FlowsAborted",
     "Participant",
@@ -130,13 +129,6 @@ def switch_point(why: str) -> None:
 #: write counts (``flow:last=<repr>``, the flow's output): two such writes conflict only
 #: when their values differ (see sleep_sets.overlap).
 LAST_WRITE = "flow:last="
-
-#: The key an adapter reads (``record_access(LAST_WRITE_SEEN, write=False)``) when a
-#: ``LAST_WRITE`` write follows a read of the values so written in the same run: the
-#: search then orders every pair of such writes (otherwise only the run's last one is
-#: observed, by the outcome, and only its races are reversed: docs/exploration.md,
-#: "Only the last output is observed"). It touches nothing else.
-LAST_WRITE_SEEN = "flow:last-seen"
 
 
 #: Keys whose write decides whether the result of work handed to a pool thread now is
