@@ -4,7 +4,7 @@ complete, holds every outcome seeds reach, names the conflict and replays exactl
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -34,6 +34,23 @@ def _replays(flows: FlowsSession, target: type, found: Exploration) -> None:
 
 def _pairs(found: Exploration) -> set[tuple[str, str, str]]:
     return {(c.field, c.first, c.second) for c in found.conflicts}
+
+
+def _printed(name: str, seeds: Iterable[int], max_schedules: int = 400) -> tuple[Any, set[str]]:
+    """A flow the long random check printed (``soundness_misses/<name>``): its search under
+    the check's test id, and the outcomes ``seeds`` reach there (a list for one seed)."""
+    from pathlib import Path
+
+    from random_flows import load
+
+    flow = load((Path(__file__).parent / "soundness_misses" / name).read_text(), "Generated")
+    with FlowsSession(test_id="tests::random-flows") as session:
+        found = explore(session, flow, max_schedules=max_schedules)
+    reached: set[str] = set()
+    for seed in seeds:
+        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
+            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    return found, reached
 
 
 def test_three_appending_listeners_reach_all_six_orders(flows: FlowsSession) -> None:
@@ -285,16 +302,7 @@ def test_a_timers_task_runs_after_the_move_of_the_clock_that_reached_it() -> Non
     # said complete after 22 schedules without it; s0's task now happens after the move
     # of the clock that reached its timer, and the race is reversed through the clock
     # option (205 schedules, m0, m1 and m2).
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (Path(__file__).parent / "soundness_misses" / "timers_and_join_output.txt").read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    with FlowsSession(seed=2, test_id="tests::random-flows") as seeded:
-        late = outcome_key(seeded.run(flow, raise_on_error=False))
+    found, (late,) = _printed("timers_and_join_output.txt", [2])
     assert found.complete, found.caveat
     assert late in found.texts
     assert sorted({str(o.output) for o in found}) == ["m0", "m1", "m2"]
@@ -306,18 +314,7 @@ def test_a_sync_start_held_past_an_async_starts_timer_is_explored():
     # The search said complete after 5 schedules while the timer's task inherited the
     # clock move's whole past (m2's sleep, set after s1 ended, due at the same moment),
     # which ordered s1's write before s0's; docs/exploration.md.
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (
-        Path(__file__).parent / "soundness_misses" / "sync_start_past_timer_router.txt"
-    ).read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    with FlowsSession(seed=2, test_id="tests::random-flows") as seeded:
-        late = outcome_key(seeded.run(flow, raise_on_error=False))
+    found, (late,) = _printed("sync_start_past_timer_router.txt", [2])
     assert found.complete, found.caveat
     assert late in found.texts
     assert len(found.texts) == 4  # x == 3 or 4, each with the router's or m2's output
@@ -329,18 +326,7 @@ def test_or_joins_behind_a_sleeping_start_keep_every_outcome() -> None:
     # joins behind a start that appends, sleeps and appends) had 5 outcomes, and seed 7
     # reached a sixth (s1's second append before m0's, m3's y write lost to m1's).
     # Compared here: the complete search against seeds 0..7 under the check's test id.
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (Path(__file__).parent / "soundness_misses" / "quiet_turn_or_joins.txt").read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    reached = set()
-    for seed in range(8):
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, reached = _printed("quiet_turn_or_joins.txt", range(8))
     assert found.complete, found.caveat
     assert reached <= set(found.texts)
     late = 'output="hi" | state={"log": ["s1", "s1", "m0", "m3"], "x": 4, "y": 4}'
@@ -356,18 +342,7 @@ def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
     # three times (log ["m2", "m2", "m2"]): m2 run again clears crewai's fired or_
     # listeners before m0's end looks at m1, which fires m1, and m1 fires m2, once more.
     # The clear is now a write of each or_ listener's fires: key (4 schedules, both logs).
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (Path(__file__).parent / "soundness_misses" / "or_router_runs_again.txt").read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=150)
-    reached = set()
-    for seed in range(8):
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, reached = _printed("or_router_runs_again.txt", range(8), max_schedules=150)
     late = 'output="lo" | state={"log": ["m2", "m2", "m2"], "x": 0, "y": 0}'
     assert late in reached  # seed 1
     assert found.complete, found.caveat
@@ -384,20 +359,7 @@ def test_a_routers_read_held_past_a_siblings_write_is_explored() -> None:
     # was reversed where m1's stored end woke the task that starts m3, never where m3's
     # write itself ran (the clock option). It is now reversed there too (12 schedules, the
     # 3 outputs). Compared: the search against seeds 0..11.
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (
-        Path(__file__).parent / "soundness_misses" / "router_read_before_sibling_write.txt"
-    ).read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    reached = set()
-    for seed in range(12):
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, reached = _printed("router_read_before_sibling_write.txt", range(12))
     late = 'output="lo" | state={"log": ["m0"], "x": 6, "y": 0}'
     assert late in reached  # seed 10
     assert found.complete, found.caveat
@@ -412,18 +374,7 @@ def test_two_or_races_recorded_in_either_order_are_explored() -> None:
     # behind s1's sleeps. Seeds 1 and 5 under the check's test id record m3's race line
     # before m1's ("m3 via m2; m1 via m0"), which no explored schedule does. Open: what
     # orders those two lines is not recorded.
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = (Path(__file__).parent / "soundness_misses" / "or_race_lines_order.txt").read_text()
-    flow = load(source, "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    late = set()
-    for seed in (1, 5):
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            late.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, late = _printed("or_race_lines_order.txt", (1, 5))
     assert found.complete, found.caveat
     assert late <= set(found.texts)
 
@@ -439,17 +390,7 @@ def test_the_reverted_last_output_rules_counterexamples_keep_every_outcome(
     # 068e6f1, reverted): with the rule a complete search of the first took 3 schedules
     # with 1 outcome, of the second 9 with 3, and the seeds named reached outcomes they
     # lacked. Compared: the complete search against those seeds.
-    from pathlib import Path
-
-    from random_flows import load
-
-    flow = load((Path(__file__).parent / "soundness_misses" / printed).read_text(), "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    reached = set()
-    for seed in seeds:
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            reached.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, reached = _printed(printed, seeds)
     assert found.complete, found.caveat
     assert reached <= set(found.texts)
 
@@ -461,17 +402,6 @@ def test_a_listener_held_past_a_start_and_its_listeners_sleeps_is_explored() -> 
     # m1 (sync, on s1) sleeps 0.01 s. Seeds 6 and 8 under the check's test id hold m0's
     # end past both sleeps (output "m0", log s0, s1, m1); a complete search of 28
     # schedules has 4 outcomes without it. Open.
-    from pathlib import Path
-
-    from random_flows import load
-
-    source = Path(__file__).parent / "soundness_misses" / "listener_held_past_two_sleeps.txt"
-    flow = load(source.read_text(), "Generated")
-    with FlowsSession(test_id="tests::random-flows") as session:
-        found = explore(session, flow, max_schedules=400)
-    late = set()
-    for seed in (6, 8):
-        with FlowsSession(seed=seed, test_id="tests::random-flows") as seeded:
-            late.add(outcome_key(seeded.run(flow, raise_on_error=False)))
+    found, late = _printed("listener_held_past_two_sleeps.txt", (6, 8))
     assert found.complete, found.caveat
     assert late <= set(found.texts)
