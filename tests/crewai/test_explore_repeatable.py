@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from crewai.flow.flow import Flow, start
+from hash_seed_runs import QUIET_CREWAI
 from pydantic import BaseModel, Field
 from scheduler_flows import GuardedUpdate, LostUpdate
 
@@ -91,14 +92,7 @@ def test_a_locked_flow_explores_alike_after_other_runs_and_late_thread_starts(
     # other start is late (it builds that lock), after other runs in this process.
     script = tmp_path / "fresh.py"
     script.write_text(_FRESH_PROCESS.format(here=str(Path(__file__).parent)))
-    env = {
-        **os.environ,
-        "CREWAI_TESTING": "true",
-        "CREWAI_DISABLE_TELEMETRY": "true",
-        "CREWAI_TRACING_ENABLED": "false",
-        "OTEL_SDK_DISABLED": "true",
-        "CREWAI_DISABLE_VERSION_CHECK": "true",
-    }
+    env = {**os.environ, **QUIET_CREWAI}
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240
     )
