@@ -24,6 +24,19 @@ def _run(steps: list[Step], tree: list[Node]) -> list[set[int]]:
     return [node.backtrack for node in tree]
 
 
+def _reader_reader_writer(asleep: frozenset[int]) -> tuple[list[Step], list[Node]]:
+    """B reads x; C writes a field of its own, then reads x; then the writer puts x. At
+    choice 0 (options B, the writer, C) the options ``asleep`` sleep."""
+    steps = [
+        Step(B, 0, reads={"state.x": ""}),
+        Step(C, 1, writes={"state.c": ""}),
+        Step(C, 2, reads={"state.x": ""}),
+        Step(PUT, 2, writes={"state.x": ""}),
+    ]
+    tree = [_node((B, PUT, C), 0, asleep=asleep), _node((C, PUT), 1), _node((C, PUT), 2)]
+    return steps, tree
+
+
 def test_an_earlier_race_behind_a_sleeping_thread_is_reversed_by_another_move() -> None:
     # B read x; C did something of its own, then read x; then the writer wrote x. The
     # writer's put already ran first at an earlier choice point, so it sleeps at choice
@@ -32,18 +45,7 @@ def test_an_earlier_race_behind_a_sleeping_thread_is_reversed_by_another_move() 
     # nothing) never tries C first at choice 0: "C reads 0, B reads 1" was never run
     # (issue 40: a LangGraph writer and two readers, seed 4). The race of B's read and
     # the put is reversed by an initial of what leads to the put: C's first move.
-    steps = [
-        Step(B, 0, reads={"state.x": ""}),
-        Step(C, 1, writes={"state.c": ""}),
-        Step(C, 2, reads={"state.x": ""}),
-        Step(PUT, 2, writes={"state.x": ""}),
-    ]
-    tree = [
-        _node((B, PUT, C), 0, asleep=frozenset({1})),
-        _node((C, PUT), 1),
-        _node((C, PUT), 2),
-    ]
-    backtrack = _run(steps, tree)
+    backtrack = _run(*_reader_reader_writer(asleep=frozenset({1})))
     assert backtrack[0] == {0, 2}  # C first where B read
     assert backtrack[2] == {0, 1}  # the put before C's read, as before
 
@@ -73,18 +75,7 @@ def test_an_earlier_race_whose_move_is_covered_adds_nothing() -> None:
     # the earlier step's choice point, that order is covered: nothing is added. (Nor is
     # anything for an earlier race whose later thread is awake there: the run that
     # reverses the latest race reverses it, as before.)
-    steps = [
-        Step(B, 0, reads={"state.x": ""}),
-        Step(C, 1, writes={"state.c": ""}),
-        Step(C, 2, reads={"state.x": ""}),
-        Step(PUT, 2, writes={"state.x": ""}),
-    ]
-    tree = [
-        _node((B, PUT, C), 0, asleep=frozenset({1, 2})),
-        _node((C, PUT), 1),
-        _node((C, PUT), 2),
-    ]
-    assert _run(steps, tree)[0] == {0}
+    assert _run(*_reader_reader_writer(asleep=frozenset({1, 2})))[0] == {0}
 
 
 def test_earlier_races_are_reversed_when_the_latest_ones_reversal_is_covered() -> None:
