@@ -197,14 +197,20 @@ def test_a_flow_thread_outside_holds_the_clock_while_the_os_shows_it_working() -
     native = outside.thread.native_id
     cpu = {"ns": 0}
 
-    def cpu_ns(thread: int) -> int:
-        if thread == native:
-            cpu["ns"] += 1_000  # it ran since the last look
-        return cpu["ns"] if thread == native else 0
+    # Only the server is faked: the process may hold other tests' threads (a deadlocked
+    # flow thread left blocked outside), which the fakes must not make look at work.
+    def asleep(thread: int) -> bytes | None:
+        return b"S" if thread == native else None
+
+    def cpu_ns(thread: int) -> int | None:
+        if thread != native:
+            return None
+        cpu["ns"] += 1_000  # it ran since the last look
+        return cpu["ns"]
 
     try:
         with real_work.faked(
-            sleep=fake.sleep, monotonic=fake.monotonic, state=lambda _: b"S", cpu_ns=cpu_ns
+            sleep=fake.sleep, monotonic=fake.monotonic, state=asleep, cpu_ns=cpu_ns
         ):
             # Asleep to the OS (it waits for the GIL the looking thread holds), but its
             # CPU time grows: at work. The clock follows the real moment waited.
@@ -212,7 +218,10 @@ def test_a_flow_thread_outside_holds_the_clock_while_the_os_shows_it_working() -
             assert held == pytest.approx(real_work._PAUSE)
             assert outside.sched.clock.monotonic() == pytest.approx(real_work._PAUSE)
         with real_work.faked(
-            sleep=fake.sleep, monotonic=fake.monotonic, state=lambda _: b"S", cpu_ns=lambda _: 7
+            sleep=fake.sleep,
+            monotonic=fake.monotonic,
+            state=asleep,
+            cpu_ns=lambda thread: 7 if thread == native else None,
         ):
             # Its CPU time stands still: it is waiting again, the clock may jump.
             assert real_work.hold(outside.sched, 1.0, held) is None
@@ -232,7 +241,7 @@ def test_a_flow_thread_outside_holds_the_clock_for_the_block_grace_at_most() -> 
             real_work.faked(
                 sleep=fake.sleep,
                 monotonic=fake.monotonic,
-                state=lambda thread: b"R" if thread == native else b"S",  # always running
+                state=lambda thread: b"R" if thread == native else None,  # always running
             ),
             warnings.catch_warnings(record=True) as caught,
         ):

@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.pool import ThreadPool
+from typing import Any, ClassVar
 
 from crewai.flow.flow import Flow, and_, listen, start
 from pydantic import BaseModel
@@ -152,17 +153,25 @@ class PipeDeadlock(Flow[Empty]):
     """A real deadlock over a pipe: a thread waits for a message nobody will send, and
     the method joins it. Bare crewai hangs here for ever."""
 
+    #: Each run's write end: the test sends on it after the report, so that the waiter
+    #: ends instead of staying, blocked outside, into the tests after it.
+    writers: ClassVar[list[Any]] = []
+
     @start()
     def wait(self) -> None:
         from multiprocessing import Pipe
 
         reader, writer = Pipe(duplex=False)
+        PipeDeadlock.writers.append(writer)
         waiter = threading.Thread(target=reader.poll, args=(None,), name="pipe-waiter")
         waiter.start()
-        try:
-            waiter.join()
-        finally:
-            writer.send(None)  # lets the (by then let go) waiter end
+        waiter.join()
+
+    @classmethod
+    def release(cls) -> None:
+        """Let every waiter end (after the deadlock was reported)."""
+        while cls.writers:
+            cls.writers.pop().send(None)
 
 
 def _slower_seven() -> int:

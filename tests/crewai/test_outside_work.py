@@ -167,7 +167,10 @@ def test_a_real_deadlock_over_a_pipe_is_reported_within_seconds_naming_the_pipe(
         pytest.raises(FlowsDeadlockError) as caught,
     ):
         warnings.simplefilter("ignore")
-        session.run(PipeDeadlock)
+        try:
+            session.run(PipeDeadlock)
+        finally:
+            PipeDeadlock.release()
     message = str(caught.value)
     assert "a pipe (selectors)" in message
     assert "pipe-waiter" in message
