@@ -143,7 +143,9 @@ class SchedLock:
         self.acquire()
 
     def _is_owned(self) -> bool:
-        if self.acquire(False):
+        # A take that does not block is never a switch point, under any seed: the real
+        # lock's, straight (Condition.notify asks this of a held lock, each notify).
+        if self._real.acquire(False):
             self.release()
             return False
         return True
