@@ -126,9 +126,10 @@ def recorded(future: Any) -> None:
 
 
 def _touched(future: Any) -> None:
-    from pytest_flows.adapters import record_access
+    from pytest_flows.adapters import record_access, recording_accesses
 
-    record_access(_key(future), write=True)
+    if recording_accesses():  # (a plain run records nothing: no key to build)
+        record_access(_key(future), write=True)
 
 
 def looked_at(futures: Any, return_when: Any) -> None:

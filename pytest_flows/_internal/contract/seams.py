@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
@@ -92,7 +93,12 @@ class Seam:
     def owner_and_name(self) -> tuple[Any, str]:
         """The object holding the seam's attribute, and the attribute's name."""
         module, _, path = self.target.partition(":")
-        owner: Any = importlib.import_module(module)
+        # A loaded module straight from sys.modules (adapters replace a dozen seams a
+        # run, and import_module's frames cost more than the patching itself); one
+        # still being imported goes through import_module, which waits for it.
+        owner: Any = sys.modules.get(module)
+        if owner is None or getattr(getattr(owner, "__spec__", None), "_initializing", False):
+            owner = importlib.import_module(module)
         *parents, name = path.split(".")
         for part in parents:
             owner = _lookup(owner, part)

@@ -50,6 +50,7 @@ from pytest_flows._internal.runtime.real_work import (
     forget_test_threads,
     outside_sleep,
 )
+from pytest_flows._internal.runtime.rlock import SchedRLock
 
 __all__ = [
     "FREEZEGUN",
@@ -143,7 +144,9 @@ class SchedLock:
         self.acquire()
 
     def _is_owned(self) -> bool:
-        if self.acquire(False):
+        # A take that does not block is never a switch point, under any seed: the real
+        # lock's, straight (Condition.notify asks this of a held lock, each notify).
+        if self._real.acquire(False):
             self.release()
             return False
         return True
@@ -323,7 +326,13 @@ SEAMS = Registry(
         f"{_SCHEDULER}: RLock() picks the C RLock only when _CRLock is set",
         source=("if _CRLock is None:",),
     ),
-    Seam("threading:_PyRLock", "read", f"{_SCHEDULER}: the RLock that builds on Lock"),
+    Seam(
+        "threading:_PyRLock",
+        "patch",
+        f"{_SCHEDULER}: the RLock that builds on Lock; while active, SchedRLock (the same "
+        "class, its hot paths inlined)",
+        source=("self._block = _allocate_lock()", "self._owner = None", "self._count = 0"),
+    ),
     Seam(
         "queue:SimpleQueue",
         "patch",
@@ -446,6 +455,7 @@ PYDANTIC = Registry(
 _SCHEDULER_PATCHES: tuple[tuple[str, Any], ...] = (
     ("threading:_allocate_lock", _lock_factory.lock),
     ("threading:_CRLock", None),
+    ("threading:_PyRLock", SchedRLock),
     ("time:sleep", _sleep),
     ("threading:Thread.join", _join),
 )
