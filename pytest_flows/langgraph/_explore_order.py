@@ -173,7 +173,7 @@ def superstep_waits(futures: Any) -> None:
 _superstep_classes: dict[type, type] = {}
 
 
-def _superstep_class(made: type) -> type:
+def _superstep_class(made: Any) -> type:
     """``made`` (``FuturesDict``) noting that a task's future was added (a stream
     waiter's, added with ``None``, is not a task's)."""
     found = _superstep_classes.get(made)
