@@ -529,9 +529,20 @@ def _failures(path: str) -> str:
     except FileNotFoundError:
         heads = []
     digests = {head.split(":", 1)[0] for head in heads}
-    hangs = sorted(os.listdir(path + ".hangs")) if os.path.isdir(path + ".hangs") else []
-    hung = f"; hung checks: {len(hangs)} (their stacks in {path}.hangs/)" if hangs else ""
+    folder = path + ".hangs"
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    # a check still running has its file too, with no stack in it yet
+    hangs = [n for n in names if "most recent call first" in _read(os.path.join(folder, n))]
+    hung = f"; hung checks: {len(hangs)} (their stacks in {folder}/)" if hangs else ""
     return f"failures kept: {len(digests)} distinct flows ({len(heads)} checks){hung}"
+
+
+def _read(name: str) -> str:
+    try:
+        with open(name, encoding="utf-8", errors="replace") as held:
+            return held.read()
+    except FileNotFoundError:  # its check ended meanwhile
+        return ""
 
 
 if __name__ == "__main__":  # python tests/random_flows.py LOG
