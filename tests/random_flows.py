@@ -52,6 +52,12 @@ KEEP_GOING = (
     and os.environ.get("PYTEST_FLOWS_SOUNDNESS_KEEP_GOING", "") not in ("", "0")
     and bool(os.environ.get(LOG_VAR))
 )
+#: ``PYTEST_FLOWS_SOUNDNESS_HANG_SECONDS`` (long mode, with a log): a check still running
+#: after this many real seconds writes every thread's stack to ``<log>.hangs/<flow>.txt``
+#: (the flow's source is in its marker, ``<log>.flows/<flow>``) and ends its worker: a
+#: hung check is a crashed worker naming its flow, never an endless wait (see
+#: :func:`hang_watch`). The slowest check of the long runs so far took under a minute.
+HANG_SECONDS = float(os.environ.get("PYTEST_FLOWS_SOUNDNESS_HANG_SECONDS", "600"))
 #: Their hypothesis settings: the same sample on every CI run, a fresh one in the long mode.
 SOUNDNESS_SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -106,7 +112,8 @@ def checking(source: str) -> Iterator[None]:
     and with a log, the source and the failure go to ``<log>.failures`` (with
     :data:`KEEP_GOING`, an ``AssertionError`` stops there: the test goes on)."""
     try:
-        yield
+        with hang_watch(source) if LONG else contextlib.nullcontext():
+            yield
     except AssertionError as failure:
         if not KEEP_GOING:
             _let_go(source, failure)
@@ -115,6 +122,40 @@ def checking(source: str) -> Iterator[None]:
     except BaseException as failure:
         _let_go(source, failure)
         raise
+
+
+@contextlib.contextmanager
+def hang_watch(source: str, seconds: float | None = None, *, end: bool = True) -> Iterator[None]:
+    """With a log: if the block (one flow's check) runs over ``seconds`` (default
+    :data:`HANG_SECONDS`) real seconds, every thread's stack goes to
+    ``<log>.hangs/<flow>.txt`` (``faulthandler``) and, with ``end``, the process ends
+    there (an xdist worker: the shard fails as a crashed worker, the others go on). The
+    file stays only if the dump was written. One long run hung on a CPython deadlock
+    that left every thread in a futex wait (see ``pytest_flows/_internal/runtime/
+    frames.py``): this is how the next one is found, and bounded."""
+    import faulthandler
+
+    path = os.environ.get(LOG_VAR)
+    if not path:
+        yield
+        return
+    os.makedirs(path + ".hangs", exist_ok=True)
+    name = os.path.join(path + ".hangs", _digest(source) + ".txt")
+    limit = HANG_SECONDS if seconds is None else seconds
+    header = (
+        f"the check of flow {_digest(source)} ran over {limit:g} s (its source: "
+        f"{path}.flows/{_digest(source)}); every thread's stack:\n"
+    )
+    with open(name, "w", encoding="utf-8") as held:
+        held.write(header)
+        held.flush()
+        faulthandler.dump_traceback_later(limit, exit=end, file=held)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    if os.path.getsize(name) <= len(header.encode()):
+        os.remove(name)
 
 
 def _let_go(source: str, failure: BaseException) -> None:
@@ -488,7 +529,20 @@ def _failures(path: str) -> str:
     except FileNotFoundError:
         heads = []
     digests = {head.split(":", 1)[0] for head in heads}
-    return f"failures kept: {len(digests)} distinct flows ({len(heads)} checks)"
+    folder = path + ".hangs"
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    # a check still running has its file too, with no stack in it yet
+    hangs = [n for n in names if "most recent call first" in _read(os.path.join(folder, n))]
+    hung = f"; hung checks: {len(hangs)} (their stacks in {folder}/)" if hangs else ""
+    return f"failures kept: {len(digests)} distinct flows ({len(heads)} checks){hung}"
+
+
+def _read(name: str) -> str:
+    try:
+        with open(name, encoding="utf-8", errors="replace") as held:
+            return held.read()
+    except FileNotFoundError:  # its check ended meanwhile
+        return ""
 
 
 if __name__ == "__main__":  # python tests/random_flows.py LOG

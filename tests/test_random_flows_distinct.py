@@ -56,3 +56,50 @@ def test_keep_going_keeps_a_failed_check_and_goes_on(tmp_path, monkeypatch):
     )
     with pytest.raises(RuntimeError), checking("flow E"):  # not a soundness failure
         raise RuntimeError("the harness broke")
+
+
+def test_a_check_that_runs_too_long_leaves_every_threads_stack_named_by_its_flow(
+    tmp_path, monkeypatch
+):
+    # The long run of 2026-12-06 had one check hang with nothing to tell which flow or
+    # where (a CPython deadlock under sys._current_frames(): runtime/frames.py). Now a
+    # check past HANG_SECONDS dumps every thread's stack beside the log and ends its
+    # worker. The timer is faulthandler's; here it fires at once (no real wait), and
+    # without ending the process.
+    import faulthandler
+
+    log = tmp_path / "soundness.jsonl"
+    monkeypatch.setenv(LOG_VAR, str(log))
+    armed: list[tuple[float, bool]] = []
+
+    def fire_now(timeout, *, exit=False, file=None, repeat=False):
+        armed.append((timeout, exit))
+        faulthandler.dump_traceback(file=file, all_threads=True)
+
+    monkeypatch.setattr(faulthandler, "dump_traceback_later", fire_now)
+    with random_flows.hang_watch("flow H", 7, end=False):
+        pass
+    assert armed == [(7, False)]
+    (hung,) = (tmp_path / "soundness.jsonl.hangs").iterdir()
+    text = hung.read_text()
+    digest = random_flows._digest("flow H")
+    assert hung.name == f"{digest}.txt"
+    assert text.startswith(f"the check of flow {digest} ran over 7 s (its source: ")
+    assert "test_a_check_that_runs_too_long" in text  # this thread's stack, named
+    assert "hung checks: 1" in random_flows._failures(str(log))
+
+
+def test_a_check_that_ends_in_time_leaves_no_stack_and_ends_no_worker(tmp_path, monkeypatch):
+    import faulthandler
+
+    log = tmp_path / "soundness.jsonl"
+    monkeypatch.setenv(LOG_VAR, str(log))
+    calls: list[str] = []
+    monkeypatch.setattr(faulthandler, "dump_traceback_later", lambda *a, **k: calls.append("arm"))
+    monkeypatch.setattr(faulthandler, "cancel_dump_traceback_later", lambda: calls.append("off"))
+    with random_flows.hang_watch("flow I"):
+        # while it runs, its file (no stack yet) is no hung check
+        assert "hung" not in random_flows._failures(str(log))
+    assert calls == ["arm", "off"]
+    assert list((tmp_path / "soundness.jsonl.hangs").iterdir()) == []
+    assert "hung" not in random_flows._failures(str(log))

@@ -219,7 +219,13 @@ def quiet_runner() -> Iterator[None]:
     from langgraph._internal._queue import SyncQueue  # type: ignore[attr-defined]
     from langgraph.pregel._runner import FuturesDict
 
-    from pytest_flows.langgraph._explore_order import looked_at, ordered_panic, recorded_stream
+    from pytest_flows.langgraph._explore_order import (
+        looked_at,
+        ordered_panic,
+        recorded_stream,
+        recorded_superstep,
+        superstep_waits,
+    )
     from pytest_flows.langgraph._explore_pool import (
         quiet_runner_parts,
         quiet_stream_queue,
@@ -245,6 +251,7 @@ def quiet_runner() -> Iterator[None]:
     waited = concurrent.futures.wait
 
     def wait(fs: Any, timeout: float | None = None, return_when: Any = ALL_COMPLETED) -> Any:
+        superstep_waits(fs)
         found = waited(fs, timeout, return_when)
         looked_at(fs, return_when)
         return found
@@ -252,6 +259,7 @@ def quiet_runner() -> Iterator[None]:
     def futures_init(self: Any, *args: Any, **kwargs: Any) -> None:
         made_futures(self, *args, **kwargs)
         quiet_runner_parts(self)
+        recorded_superstep(self)
 
     def queue_init(self: Any, *args: Any, **kwargs: Any) -> None:
         made_queue(self, *args, **kwargs)

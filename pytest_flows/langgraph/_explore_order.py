@@ -18,6 +18,16 @@ graph's user can see:
   futures reads them all, but only when a task failed (where that look decides
   something): so a search tries the look before and after each sibling's end, and a
   graph whose tasks all succeed costs no schedule for it.
+  Whether the runner waits for a sibling to end before it cancels the others is
+  decided earlier, by a failure's order against the runner's adding of the tasks'
+  futures (``FuturesDict``): an add clears the event the runner waits on once it saw a
+  failure, and only a task's end sets it again. A failure before the last add (a
+  worker runs its node at once, the runner submits the next later) leaves the runner
+  waiting for a sibling's end, so at least one sibling has started; a failure after
+  it sets the event, and the runner cancels every sibling not yet started. A failure
+  and the runner's wait after an add write ``lg:superstep``, so the search tries both
+  (in a ``Send`` fan-out of three, one failing, 63 schedules found both siblings'
+  writes saved only; now 67 find a sibling cancelled too, as seeds 9 and 14 do).
 * **which interrupt the run's last ``values`` chunk holds.** A task that calls
   ``interrupt()`` puts its interrupt on the stream's queue as it ends
   (``output_writes``: an ``updates`` chunk, and a ``values`` chunk of the state with
@@ -44,10 +54,15 @@ __all__ = [
     "ordered_panic",
     "recorded",
     "recorded_stream",
+    "recorded_superstep",
+    "superstep_waits",
 ]
 
 #: The key a sync stream's interrupt chunks write (see the module docstring).
 STREAM_KEY = "lg:stream"
+#: The key a task's failure and the runner's adding of tasks' futures write (see the
+#: module docstring).
+SUPERSTEP_KEY = "lg:superstep"
 
 #: Numbers LangGraph's futures in the order they are made, per run of a search (its
 #: chooser) so that a future has the same key in every run of one search (the sleep
@@ -84,6 +99,14 @@ def _key(future: Any) -> str:
     return f"lg:task:{number(future)[1]}"
 
 
+def _stopping(error: BaseException | None) -> bool:
+    """Whether a task's ``error`` stops the runner waiting for the others (an interrupt
+    does not: the runner waits for every task then)."""
+    from langgraph.errors import GraphBubbleUp
+
+    return error is not None and not isinstance(error, GraphBubbleUp)
+
+
 def _failed(future: Any) -> BaseException | None:
     if future.cancelled() or not future.done():
         return None
@@ -94,10 +117,7 @@ def _stops(future: Any) -> bool:
     """Whether ``future`` failed so that the runner stops waiting for the others (as
     ``_runner._should_stop_others`` decides: an interrupt does not, the runner waits for
     every task then)."""
-    from langgraph.errors import GraphBubbleUp
-
-    error = _failed(future)
-    return error is not None and not isinstance(error, GraphBubbleUp)
+    return _stopping(_failed(future))
 
 
 class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
@@ -114,6 +134,10 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
 
     def set_exception(self, exception: BaseException | None) -> None:
         _touched(self)
+        if _stopping(exception):
+            from pytest_flows.adapters import record_access
+
+            record_access(SUPERSTEP_KEY, write=True)  # see recorded_superstep
         super().set_exception(exception)
 
 
@@ -123,6 +147,46 @@ def recorded(future: Any) -> None:
     if type(future) is concurrent.futures.Future:
         future.__class__ = RecordedFuture
     future._flows_seq = _next_seq()
+
+
+def recorded_superstep(futures: Any) -> None:
+    """The runner's bookkeeping of a sync superstep (``FuturesDict``, just made): its
+    wait after adding tasks' futures writes :data:`SUPERSTEP_KEY`, as a task's failure
+    does (see the module docstring)."""
+    import threading
+
+    if isinstance(getattr(futures, "event", None), threading.Event):
+        futures.__class__ = _superstep_class(type(futures))
+
+
+def superstep_waits(futures: Any) -> None:
+    """The runner waits on ``futures`` (``concurrent.futures.wait``): if it added a task's
+    future since its last wait, that add's order against a failure is recorded here, in
+    the same step (the runner takes no switch point between adding and waiting)."""
+    if getattr(futures, "_flows_added", False):
+        futures._flows_added = False
+        from pytest_flows.adapters import record_access
+
+        record_access(SUPERSTEP_KEY, write=True)
+
+
+_superstep_classes: dict[type, type] = {}
+
+
+def _superstep_class(made: Any) -> type:
+    """``made`` (``FuturesDict``) noting that a task's future was added (a stream
+    waiter's, added with ``None``, is not a task's)."""
+    found = _superstep_classes.get(made)
+    if found is None:
+
+        def __setitem__(self: Any, key: Any, value: Any) -> None:
+            if value is not None:
+                self._flows_added = True
+            made.__setitem__(self, key, value)
+
+        found = type(made.__name__, (made,), {"__setitem__": __setitem__})
+        _superstep_classes[made] = found
+    return found
 
 
 def _touched(future: Any) -> None:

@@ -78,8 +78,24 @@ EXPLORE_SEAMS = (
         FUTURES_INIT,
         "patch",
         "the runner's bookkeeping of a superstep's futures (a lock, an event) takes its "
-        "locks quietly: taking a free one is no switch point (see _explore_pool)",
+        "locks quietly: taking a free one is no switch point (see _explore_pool); and "
+        "its adding of a task's future is noted, so that the runner's wait after adding "
+        "is ordered against a task's failure (see _explore_order)",
         source=("self.lock = threading.Lock()",),
+    ),
+    Seam(
+        "langgraph.pregel._runner:FuturesDict.__setitem__",
+        "read",
+        "adding a task's future clears the event the runner waits on after it saw a "
+        "failure: a failure before the last add leaves the runner waiting for a "
+        "sibling's end, one after has it cancel every sibling not yet started",
+        source=("self.event.clear()", "key.add_done_callback(partial(self.on_done, value))"),
+    ),
+    Seam(
+        "langgraph.pregel._runner:FuturesDict.on_done",
+        "read",
+        "a task's end sets that event again when a task failed",
+        source=("if self.counter == 0 or self.should_stop(self.failed):",),
     ),
     Seam(
         STREAM_QUEUE_INIT,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import traceback
 from typing import TYPE_CHECKING, Any
+
+from pytest_flows._internal.runtime.frames import current_frames
 
 if TYPE_CHECKING:
     import asyncio
@@ -15,7 +16,7 @@ __all__ = ["deadlock_report"]
 
 
 def deadlock_report(now: float, parts: list[Participant]) -> str:
-    frames = sys._current_frames()
+    frames = current_frames()
     lines = [
         "every thread of the flow is blocked, the event loop has nothing ready and no "
         f"timer is due (virtual time {now:g} s): the run can never "

@@ -26,6 +26,7 @@ import weakref
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._internal.runtime.frames import current_frames
 from pytest_flows._internal.runtime.participants import (
     _by_thread,
     _get_ident,
@@ -164,12 +165,13 @@ def _look(seen: dict[int, tuple[Any, float]], idle_since: dict[int, float]) -> N
 
 
 def others_frames() -> dict[int, FrameType]:
-    """``sys._current_frames()`` without the calling thread's own frame. Kept in a
+    """``sys._current_frames()`` (through :func:`current_frames`: see its module)
+    without the calling thread's own frame. Kept in a
     local, the full dict would hold the frame that holds it: a reference cycle, which
     keeps every frame it sampled (and their locals, a flow's objects) alive until the
     cyclic collector runs, and for ever with ``gc.disable()``."""
     me = _get_ident()
-    return {ident: frame for ident, frame in sys._current_frames().items() if ident != me}
+    return {ident: frame for ident, frame in current_frames().items() if ident != me}
 
 
 def _asleep(native: int | None) -> bool:

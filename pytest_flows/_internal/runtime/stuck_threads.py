@@ -15,12 +15,12 @@ they call each other through it.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import TYPE_CHECKING
 
 from pytest_flows._internal.errors import FlowsDeadlockError, FlowsWarning
 from pytest_flows._internal.runtime.deadlock_report import deadlock_report
+from pytest_flows._internal.runtime.frames import current_frames
 from pytest_flows._internal.runtime.participants import FlowsAborted, Participant, running_task
 from pytest_flows._internal.runtime.thread_choice import DEADLOCK_GRACE, REAL_IO_PATIENCE
 
@@ -105,7 +105,7 @@ def blocked_outside(
     with sched._mutex:
         if sched._holder is not p or p.outside or sched._aborted is not None or sched.detached:
             return
-        now = sys._current_frames().get(p.ident) if p.ident is not None else None
+        now = current_frames().get(p.ident) if p.ident is not None else None
         if now is not frame or getattr(now, "f_lasti", None) != lasti:
             return  # it moved on meanwhile
         p.outside = True
