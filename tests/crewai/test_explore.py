@@ -84,11 +84,13 @@ def test_independent_fields_explore_in_one_schedule(flows: FlowsSession) -> None
 def test_three_equal_async_racers_each_win(flows: FlowsSession) -> None:
     # Which racer's chain ends first depends on when crewAI's pool-thread work (each
     # method's completion record) ends: the racers' tasks are ordered by what wakes
-    # them, so the search tries those orders. Each winner and firer comes within 150
-    # schedules; the whole search (1,806: a job's end and the loop's next turn do not
-    # commute, and a racer's job ends against the racing task's look) is the long
-    # mode's, below.
-    found = explore(flows, ThreeAsync, max_schedules=150)
+    # them, so the search tries those orders. Each winner and firer comes within 200
+    # schedules (the last, crown via c, at the 155th since an earlier race that began
+    # after the latest race's fork is reversed where it began: docs/exploration.md;
+    # within 150 before); the whole search (5,508: a job's end and the loop's next turn
+    # do not commute, and a racer's job ends against the racing task's look) is the long
+    # mode's (test_explore_soundness.py).
+    found = explore(flows, ThreeAsync, max_schedules=200)
     assert {race_of(o.run).won for o in found.outcomes} == {"a", "b", "c"}
     assert {race_of(o.run).fired for o in found.outcomes} == {
         (("crown", "a"),),
