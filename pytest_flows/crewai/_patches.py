@@ -142,6 +142,7 @@ _original_racing: Any = Flow._execute_racing_listeners
 _SINGLE = SEAMS["crewai.flow.runtime:Flow._execute_single_listener"]
 _TRIGGERED = SEAMS["crewai.flow.runtime:Flow._find_triggered_methods"]
 _CLEAR_OR = SEAMS["crewai.flow.runtime:Flow._clear_or_listeners"]
+_REARM_OR = SEAMS["crewai.flow.runtime:Flow._rearm_or_listeners_for_trigger"]
 
 
 @contextlib.contextmanager
@@ -349,6 +350,7 @@ def record_method_outputs(flow: Any) -> None:
 
 _original_triggered: Any = Flow._find_triggered_methods
 _original_clear: Any = Flow._clear_or_listeners
+_original_rearm: Any = Flow._rearm_or_listeners_for_trigger
 
 
 def condition_leaves(condition: Any) -> list[str]:
@@ -419,7 +421,26 @@ def recorded_triggers() -> Iterator[None]:
                 record_access(f"fires:{name}", write=True)
         _original_clear(self)
 
-    with _TRIGGERED.replace(triggered), _CLEAR_OR.replace(cleared):
+    def rearmed(self: Any, trigger: Any, rearmable: Any = None) -> Any:
+        # A router's fresh label re-arms the fired or_ listeners it feeds (a cycle):
+        # like the clear, a source's end after it fires such a listener again, before
+        # it does not.
+        if recording():
+            fed = {
+                str(n)
+                for n, _d, c in self._listener_methods()
+                if str(trigger) in condition_leaves(c)
+            }
+            for name in _or_listeners(self):
+                if name in fed:
+                    record_access(f"fires:{name}", write=True)
+        return _original_rearm(self, trigger, rearmable)
+
+    with (
+        _TRIGGERED.replace(triggered),
+        _CLEAR_OR.replace(cleared),
+        _REARM_OR.replace(rearmed),
+    ):
         yield
 
 

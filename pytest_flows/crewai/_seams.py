@@ -146,6 +146,15 @@ RUNTIME = (
         source=("_fired_or_listeners.clear()",),
     ),
     Seam(
+        f"{_FLOW}._rearm_or_listeners_for_trigger",
+        "patch",
+        "replaced while recording: re-arming the fired or_ listeners a router's label "
+        "feeds (a router's fresh signal in a cycle) is a write of each such or_ "
+        "listener's fires: key",
+        params=("self", "trigger", "rearmable"),
+        source=("_fired_or_listeners.discard(listener_name)",),
+    ),
+    Seam(
         f"{_FLOW}.state",
         "patch",
         "every read of flow.state is a switch point of the thread scheduler",

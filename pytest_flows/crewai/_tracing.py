@@ -20,13 +20,19 @@ from crewai.events.types.flow_events import (
     MethodExecutionStartedEvent,
 )
 
-from pytest_flows.adapters import TraceEvent, internal_lock, render_value
+from pytest_flows.adapters import TraceEvent, internal_lock, record_access, render_value
 from pytest_flows.crewai import _compat as compat
 from pytest_flows.crewai import _graph as graph
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._compat import FlowFailedEvent
 
 __all__ = ["CrewAITraceRecorder"]
+
+#: What the lines an ``or_`` race's result is read from touch, for exploration: the
+#: order of its listeners' ``via`` lines, and whether one came before the race's last
+#: ending, are part of an outcome (``races(run)``), so two such lines (or a line and an
+#: ending) in the other order are another outcome, and their appends race.
+RACE_LINES = "trace:or-race"
 
 
 def flow_failed(flow_name: str, error: Any) -> TraceEvent:
@@ -47,15 +53,18 @@ class _Race(patches.RaceRecorder):
         self._racers = racers
 
     def finished(self, name: str) -> None:
+        record_access(RACE_LINES, write=True)
         kind = "race.lost" if self._won else "race.won"
         self._won = True
         self._recorder.emit(TraceEvent(kind=kind, name=name))
 
     def failed(self, name: str, error: BaseException) -> None:
+        record_access(RACE_LINES, write=True)
         fields = (("error", _error(error)),)
         self._recorder.emit(TraceEvent(kind="race.failed", name=name, fields=fields))
 
     def cancelled(self, name: str) -> None:
+        record_access(RACE_LINES, write=True)
         self._recorder.emit(TraceEvent(kind="race.cancelled", name=name))
 
 
@@ -119,6 +128,8 @@ class CrewAITraceRecorder:
             )
         elif isinstance(event, MethodExecutionStartedEvent):
             trigger = self._trigger(source, event)
+            if " via " in trigger:  # a line an or_ race's result may list (races(run))
+                record_access(RACE_LINES, write=True)
             self._line("method.started", event.method_name, ("trigger", trigger))
         elif isinstance(event, MethodExecutionFinishedEvent):
             router = patches.is_router(source, event.method_name)

@@ -218,3 +218,20 @@ class LoopAppends(Flow[XYLog]):
         self.state.log.append("m3")
         self.state.y = 6
         return "m3"
+
+
+class OrCycle(Flow[Count]):
+    """``work`` listens to ``or_(begin, "again")``: fired once by ``begin``, crewAI re-arms
+    it when the router emits ``again`` (``_rearm_or_listeners_for_trigger``)."""
+
+    @start()
+    def begin(self) -> None:
+        return None
+
+    @listen(or_(begin, "again"))
+    def work(self) -> None:
+        self.state.n += 1
+
+    @router(work)
+    def route(self) -> str:
+        return "again" if self.state.n < 2 else "stop"

@@ -7,6 +7,9 @@ the seeds reach (or, where it cannot record the access, say so)."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from access_flows import (
     LOG,
     AliasAppend,
@@ -15,6 +18,7 @@ from access_flows import (
     LoopAppends,
     NestedCopy,
     NestedMethod,
+    OrCycle,
     RouterLoop,
 )
 
@@ -109,3 +113,26 @@ def test_appends_of_tasks_on_the_loop_keep_their_order() -> None:
     assert found.complete, found.caveat
     assert sorted(o.state.log for o in found) == [["s0", "m2", "m3"], ["s0", "m3", "m2"]]
     assert reached == set(found.texts)
+
+
+def test_crewais_rearm_of_a_fired_or_listener_is_a_write_of_its_fires_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A router's fresh label re-arms the fired or_ listeners it feeds (crewAI's
+    # _rearm_or_listeners_for_trigger, in a cycle): like its clear of them, a source's
+    # end after it fires such a listener again, so it is recorded as the clear is.
+    from pytest_flows.crewai import _patches
+
+    rearms: list[str] = []
+    original = _patches.record_access
+
+    def spy(key: str, *, write: bool, **kwargs: object) -> None:
+        if sys._getframe(1).f_code.co_name == "rearmed" and write:
+            rearms.append(key)
+        original(key, write=write, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_patches, "record_access", spy)
+    with FlowsSession(test_id=_ID) as session:
+        run = session.run(OrCycle, schedule="s")
+    assert run.state.n == 2  # work ran again: re-armed by the router's "again"
+    assert rearms == ["fires:work"]

@@ -95,11 +95,13 @@ def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
     # varied with the process's past (51 to 87): crewai's registry of flows by id() was
     # shared by every run of a test, so a flow at a dead one's address built its
     # RuntimeState's locks later in some runs; each run now starts with a fresh registry
-    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it).
+    # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it). 57 since an earlier
+    # race that began after the latest race's fork is reversed where it began
+    # (docs/exploration.md, "An earlier race decided after the latest one's fork").
     found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 4
-    assert found.schedules_run <= 55
+    assert found.schedules_run <= 57
     assert reached <= set(found.texts)
 
 
@@ -159,9 +161,11 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # timer"; 5,244 while the racers' job ends kept every place among the loop's turns,
     # as they do again; 2,202, 6 racer start
     # orders times 367, before a timer's task was ordered after the move of the clock
-    # that reached its timer): see docs/exploration.md.
-    found, reached = explored_and_seeded(SleepingRacers, 6_000, seeds=32)
+    # that reached its timer): see docs/exploration.md. 8,016 since an earlier race that
+    # began after the latest race's fork is reversed where it began, and an or_ race's
+    # result lines are accesses (7,728 with the first alone; the bound is that plus 3 %).
+    found, reached = explored_and_seeded(SleepingRacers, 9_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
-    assert found.schedules_run <= 5_400
+    assert found.schedules_run <= 8_260
     assert reached <= set(found.texts)

@@ -216,17 +216,27 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
         clocks.append(clock)
         last[task] = j
         covered = False
+        forks = len(tree)  # the earliest choice point the latest race is reversed at
         if race >= 0:
             for at in _decided_at(steps, chooser.loops, base, race, j):
                 covered = _reverse(tree, steps, clocks, at, j) or covered
+                forks = min(forks, _point_index(tree, steps, at))
         for i in earlier_races:
             # An earlier race is reversed by the run that reverses the latest one, where
-            # it becomes the latest, unless a sleep set keeps that run from being made:
-            # the latest race's reversal is covered by a sleeping option, or j's thread
-            # sleeps where this race began (docs/exploration.md, "A race behind a
-            # sleeping thread").
+            # it becomes the latest, unless that run is not made or need not keep this
+            # race: a sleep set keeps it from being made (the latest race's reversal is
+            # covered by a sleeping option, or j's thread sleeps where this race began:
+            # docs/exploration.md, "A race behind a sleeping thread"), or it branches
+            # off before this race began (a loop task's race is reversed where the job
+            # that woke it ran, which can be long before: that run need not put this
+            # race's first step before j again; docs/exploration.md, "An earlier race
+            # decided after the latest one's fork").
             for at in _decided_at(steps, chooser.loops, base, i, j):
-                if covered or _sleeps_at(tree, steps, at, j):
+                if (
+                    covered
+                    or _sleeps_at(tree, steps, at, j)
+                    or _point_index(tree, steps, at) > forks
+                ):
                     _reverse_by_initials(tree, steps, clocks, at, j)
 
 
@@ -379,6 +389,14 @@ def _thread_point(tree: list[Node], steps: list[Step], at: int) -> Node | None:
         if tree[k].choice.kind == "thread":
             return tree[k]
     return None
+
+
+def _point_index(tree: list[Node], steps: list[Step], at: int) -> int:
+    """The index of the thread choice point where step ``at`` began (-1: none)."""
+    for k in range(steps[at].choice, -1, -1):
+        if tree[k].choice.kind == "thread":
+            return k
+    return -1
 
 
 def _sleeps_at(tree: list[Node], steps: list[Step], at: int, j: int) -> bool:

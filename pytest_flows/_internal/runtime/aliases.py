@@ -33,7 +33,6 @@ class Aliases:
 
     def __init__(self) -> None:
         self._held: dict[int, _Held] = {}  # id(container) -> what is known of it
-        self._by_thread: dict[int, list[_Held]] = {}
 
     def track(
         self,
@@ -49,8 +48,6 @@ class Aliases:
         held = self._held.get(id(value))
         if held is None or held.value is not value:
             held = self._held[id(value)] = _Held(key, value, snapshot(value), where, snapshot)
-        if thread not in held.holders:
-            self._by_thread.setdefault(thread, []).append(held)
         held.holders[thread] = (task, loop)
         held.where = where
 
@@ -58,10 +55,14 @@ class Aliases:
         """The fields whose containers changed since last seen, held by ``thread`` (which
         held the baton meanwhile): (key, where, task, loop) for each; now seen."""
         found: list[tuple[str, str, Any, bool]] = []
-        for held in self._by_thread.get(thread, ()):
+        # Every container, not only ``thread``'s: one another thread changed while it held
+        # the baton (the loop, whose change is recorded as its own access) is seen now, or
+        # the next holder to give up the baton would be blamed for it.
+        for held in self._held.values():
             now = held.snapshot(held.value)
             if now != held.seen:
                 held.seen = now
-                task, loop = held.holders[thread]
-                found.append((held.key, held.where, task, loop))
+                if thread in held.holders:
+                    task, loop = held.holders[thread]
+                    found.append((held.key, held.where, task, loop))
         return found
