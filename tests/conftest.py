@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import sys
@@ -19,6 +20,12 @@ import pytest
 from long_mode import LONG
 
 import pytest_flows._internal.state.strategies  # noqa: F401
+
+# ... and numpy (crewai's and langchain's dependency) for the same reason: a C extension
+# that cannot be loaded twice in one process ("cannot load module more than once per
+# process" in the first crewai import after a pytester run that imported it first).
+with contextlib.suppress(ImportError):
+    import numpy  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
