@@ -100,13 +100,6 @@ def test_three_equal_async_racers_each_win(flows: FlowsSession) -> None:
     _replays(flows, ThreeAsync, found)
 
 
-@pytest.mark.long
-def test_three_equal_async_racers_explore_complete(flows: FlowsSession) -> None:
-    found = explore(flows, ThreeAsync, max_schedules=150)
-    assert found.complete and not found.caveat
-    assert len({race_of(o.run).won for o in found.outcomes}) == 3
-
-
 def test_three_racers_beside_sync_methods_stop_honestly(flows: FlowsSession) -> None:
     found = explore(flows, Three, max_schedules=50)
     assert {race_of(o.run).won for o in found.outcomes} == {"a", "b", "c"}
