@@ -101,9 +101,9 @@ def _bare_once(thread: str) -> tuple[tuple[tuple[str, ...], str], bool, list[str
 def test_the_bare_runtime_runs_b_s_handler_in_some_runs_and_not_in_others():
     seen: set[tuple[tuple[str, ...], str]] = set()
     for n in range(400):
-        first, rerun_a, values = _bare_once(f"bare-{n}")
+        first, _rerun_a, values = _bare_once(f"bare-{n}")  # a re-runs rarely (below)
         seen.add(first)
-        assert values == ["recovered_a", "recovered_b"] and not rerun_a
+        assert values == ["recovered_a", "recovered_b"]
         if {calls for calls, _ in seen} >= {BOTH, A_ONLY}:
             break
     assert {calls for calls, _ in seen} >= {BOTH, A_ONLY}, f"{n + 1} bare runs: {seen}"
@@ -124,18 +124,20 @@ def test_bare_re_runs_a_on_resume_when_its_worker_ends_its_callbacks_after_the_r
     # a's error write): a worker descheduled in between, the run can end first, its pool
     # shut down, and a's write is lost ("cannot schedule new futures after shutdown"), so
     # the resume runs a again. Held here with events, not timing: a's callbacks wait for
-    # the pool's shutdown to begin.
+    # the pool refuses new work as its shutdown begins.
     shutting = threading.Event()
     invoke_callbacks = concurrent.futures.Future._invoke_callbacks  # type: ignore[attr-defined]
     shutdown = concurrent.futures.ThreadPoolExecutor.shutdown
 
     def held(self: Any) -> None:
         if "a failed" in str(self._exception or ""):
-            shutting.wait()
+            shutting.wait(timeout=30)  # a bound should the run never end, no pacing
         invoke_callbacks(self)
 
     def shutting_down(self: Any, *args: Any, **kwargs: Any) -> None:
-        shutting.set()
+        with self._shutdown_lock:  # the pool refuses new work from here (as shutdown does)
+            self._shutdown = True
+        shutting.set()  # then a's callbacks run, while shutdown joins the workers
         shutdown(self, *args, **kwargs)
 
     concurrent.futures.Future._invoke_callbacks = held  # type: ignore[attr-defined]
