@@ -51,7 +51,8 @@ class SchedRLock(threading._PyRLock):  # type: ignore[name-defined,misc]
 
     __enter__ = acquire
 
-    def release(self) -> None:
+    def release(self, *_exc: object) -> None:
+        # (``*_exc``: it is ``__exit__`` too, one frame fewer than threading's)
         if self._owner != _get_ident():
             raise RuntimeError("cannot release un-acquired lock")
         self._count = count = self._count - 1
@@ -59,14 +60,7 @@ class SchedRLock(threading._PyRLock):  # type: ignore[name-defined,misc]
             self._owner = None
             self._block.release()
 
-    def __exit__(self, *exc: object) -> None:
-        # release(), inlined
-        if self._owner != _get_ident():
-            raise RuntimeError("cannot release un-acquired lock")
-        self._count = count = self._count - 1
-        if not count:
-            self._owner = None
-            self._block.release()
+    __exit__ = release
 
 
 # Named as threading's: its repr (``<unlocked threading._RLock object owner=...>``), which
