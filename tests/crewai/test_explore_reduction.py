@@ -97,11 +97,13 @@ def test_a_job_end_against_a_quiet_turn_of_the_loop_is_one_order() -> None:
     # RuntimeState's locks later in some runs; each run now starts with a fresh registry
     # (test_a_runs_lock_names_do_not_depend_on_the_flows_before_it). 57 since an earlier
     # race that began after the latest race's fork is reversed where it began
-    # (docs/exploration.md, "An earlier race decided after the latest one's fork").
+    # (docs/exploration.md, "An earlier race decided after the latest one's fork"). 59
+    # since a job's end past a turn that is not quiet is held rather than the default
+    # (docs/exploration.md, "A job's end placed by its races").
     found, reached = explored_and_seeded(GuardedAppends, 200, seeds=32)
     assert found.complete, found.caveat
     assert len(found.outcomes) == 4
-    assert found.schedules_run <= 57
+    assert found.schedules_run <= 59
     assert reached <= set(found.texts)
 
 

@@ -39,6 +39,7 @@ from pytest_flows._internal.runtime.sleep_sets import (
     AFTER,
     CLOCK,
     JOBS,
+    LOOKED_AT,
     POSTS,
     Summary,
     dependent,
@@ -219,8 +220,13 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
         forks = len(tree)  # the earliest choice point the latest race is reversed at
         if race >= 0:
             for at in _decided_at(steps, chooser.loops, base, race, j):
-                covered = _reverse(tree, steps, clocks, at, j) or covered
+                covered = _reverse(tree, steps, clocks, at, j, chooser.loops) or covered
                 forks = min(forks, _point_index(tree, steps, at))
+        # A look no recorded wake led to (the racing task of an or_ race, woken through
+        # asyncio.as_completed): the run that reverses its latest race need not keep its
+        # earlier ones, since where that task runs follows no recorded step
+        # (docs/exploration.md, "A job's end placed by its races").
+        unwoken = _unwoken_look(later, chooser.loops)
         for i in earlier_races:
             # An earlier race is reversed by the run that reverses the latest one, where
             # it becomes the latest, unless that run is not made or need not keep this
@@ -234,10 +240,22 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
             for at in _decided_at(steps, chooser.loops, base, i, j):
                 if (
                     covered
+                    or unwoken
                     or _sleeps_at(tree, steps, at, j)
                     or _point_index(tree, steps, at) > forks
                 ):
                     _reverse_by_initials(tree, steps, clocks, at, j)
+
+
+def _unwoken_look(step: Step, loops: set[int]) -> bool:
+    """Whether ``step`` is an asyncio task's look at what a job's end wants
+    (``sleep_sets.LOOKED_AT``) with no recorded wake before it."""
+    return (
+        step.thread in loops
+        and step.task != 0
+        and not step.after
+        and any(k.startswith(LOOKED_AT) for k in step.writes)
+    )
 
 
 def _decided_at(
@@ -342,6 +360,7 @@ def _reverse(
     clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
+    loops: set[int] = frozenset(),  # type: ignore[assignment]
 ) -> bool:
     """Make a later schedule run step ``j`` (or what leads to it) before step ``at``;
     True when a sleep set covers it instead (no branch runs it: see add_backtracks).
@@ -358,11 +377,18 @@ def _reverse(
     every option of the point tried; trying only the likeliest guess (the clock) once
     missed orders seeds reach (three listeners appending to one list: the last started
     first).
+
+    A step of an asyncio task (``j`` on one of ``loops``) always goes by its initials:
+    running the loop there runs that task only if what woke it already ran, and a job's
+    end that wakes it is held rather than run by default past the loop's turns
+    (docs/exploration.md, "A job's end placed by its races").
     """
     thread = steps[j].thread
     node = _thread_point(tree, steps, at)
     if node is None:
         return False
+    if thread in loops and steps[j].task != 0:
+        return _add_initial(node, _initial_options(node.choice, steps, clocks, at, j))
     options = node.choice.options
     ran = options[node.choice.index]
     if thread in options and thread != ran and options.index(thread) in node.asleep:

@@ -18,10 +18,16 @@ deadline, ``time.monotonic()``: the same step later is not the same step). The e
 loop and the clock option never sleep: what the loop runs next depends on which of its
 tasks were woken, not on accesses. A step that takes a job off a pool's queue writes
 ``pool:jobs`` (two idle workers compete for one job); a step that ends a job whose
-result wakes a loop's task writes ``loop:posts``, which the loop's own steps read (task
-0, its turns: a turn runs what was posted before it) unless the turn was *quiet* (see
+result wakes a loop's task writes ``loop:posts``: it stays asleep past a turn of the
+loop that was *quiet*, and past any other turn it is *held* (see
 :meth:`SleepSets.settle`); and a thread's next step includes the sync objects of its
 previous step (a blocked acquire records its access before it waits).
+
+A held thread is awake for the reduction (a race can run it anywhere, and no race counts
+as covered by it) but not taken by default: past a schedule's prefix the chooser runs
+another awake option first. Where a job's end lands among the loop's turns is then tried
+only where a race of what follows it asks for it, not at every turn
+(docs/exploration.md, "A job's end placed by its races").
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 __all__ = [
     "CLOCK",
     "JOBS",
+    "LOOKED_AT",
     "POSTS",
     "SleepSets",
     "Summary",
@@ -57,9 +64,10 @@ _LAST_WRITE = "flow:last="
 
 #: The key prefixes a job's end reads when a task looks at it (participants.RESULT_WANTED_BY:
 #: the crewAI adapter's ``or_`` race, ``race:or(a, b)`` and ``check:or(a, b)``). The task
-#: that looks is woken through ``asyncio.as_completed``'s callbacks, which record no wake,
-#: so where such an end lands among the loop's turns is kept as a choice in full.
-_LOOKED_AT = ("race:", "check:")
+#: that looks is woken through ``asyncio.as_completed``'s callbacks, which record no wake:
+#: such an end never sleeps past a turn of the loop, and the look's races are all reversed
+#: where they began (exploration/race_reversal.py).
+LOOKED_AT = ("race:", "check:")
 
 
 def loops_busy(loops: Iterable[Any], now: float) -> bool:
@@ -127,6 +135,9 @@ class SleepSets:
         #: The option indices asleep at each choice point of the run.
         self.asleep: list[frozenset[int]] = []
         self._sleeping: dict[int, Summary] = {}
+        #: Job ends a turn of the loop took out of the sleep set that was not quiet: awake,
+        #: but the default runs another awake option first.
+        self._held: dict[int, Summary] = {}
         self._checked = 0  # the steps already checked against the sleeping threads
         self._now: float | None = None
         self._job = False
@@ -139,6 +150,7 @@ class SleepSets:
     def ran(self, thread: int) -> None:
         """``thread`` got the baton: its next step is running."""
         self._sleeping.pop(thread, None)
+        self._held.pop(thread, None)
 
     def job_taken(self) -> None:
         self._job = True
@@ -155,18 +167,21 @@ class SleepSets:
         """Wake the threads that ran, that a dependent step disturbed, that are no longer
         options, or all of them if the clock moved, since the last choice point.
 
-        A job's end that wakes a loop's task (its summary writes ``loop:posts``) wakes at
-        the loop's turn, unless the turn was ``quiet``: the loops have nothing queued now
-        and no task woke and ran within the steps since the last choice point (the
-        chooser says so). Then the end posted before the turn or after it leaves the
+        A job's end that wakes a loop's task (its summary writes ``loop:posts``) stays
+        asleep past the loop's turn when the turn was ``quiet``: the loops have nothing
+        queued now and no task woke and ran within the steps since the last choice point
+        (the chooser says so). Then the end posted before the turn or after it leaves the
         woken task alone in the queue, with the same tasks before it and after it, so the
         two orders differ in the loop's bookkeeping only (docs/exploration.md, "A job's
         end against a quiet turn"). An end a task looks at (``or_`` racers' jobs) is
-        the exception: that task's wake is not recorded."""
+        the exception: that task's wake is not recorded. Past any other turn the end is
+        *held*: awake, but not the default (docs/exploration.md, "A job's end placed by
+        its races")."""
         if now is not None and self._now is not None and now != self._now:
-            for seq, summary in list(self._sleeping.items()):
-                if CLOCK in summary.reads:
-                    del self._sleeping[seq]
+            for kept in (self._sleeping, self._held):
+                for seq, summary in list(kept.items()):
+                    if CLOCK in summary.reads:
+                        del kept[seq]
         self._now = now
         fresh = steps[self._checked :]
         self._checked = len(steps)
@@ -174,19 +189,22 @@ class SleepSets:
         for step in fresh:
             thread = getattr(step, "thread", -1)
             self._sleeping.pop(thread, None)
+            self._held.pop(thread, None)
             reads, writes = getattr(step, "reads", {}), getattr(step, "writes", {})
             # A turn of the loop takes in what jobs that ended posted (its tasks' steps
             # run within a turn whose callbacks were counted when it began).
             turned = turned or (thread in loops and getattr(step, "task", 0) == 0)
-            for seq, summary in list(self._sleeping.items()):
-                if dependent(summary.reads, summary.writes, reads, writes):
-                    del self._sleeping[seq]
+            for kept in (self._sleeping, self._held):
+                for seq, summary in list(kept.items()):
+                    if dependent(summary.reads, summary.writes, reads, writes):
+                        del kept[seq]
         if turned:
             for seq, summary in list(self._sleeping.items()):
                 if POSTS in summary.writes and (
-                    not quiet or any(k.startswith(_LOOKED_AT) for k in summary.reads)
+                    not quiet or any(k.startswith(LOOKED_AT) for k in summary.reads)
                 ):
                     del self._sleeping[seq]
+                    self._held[seq] = summary
         if self._job:
             self._job = False
             for seq, summary in list(self._sleeping.items()):
@@ -194,14 +212,19 @@ class SleepSets:
                     del self._sleeping[seq]
         for seq in [s for s in self._sleeping if s not in options]:
             del self._sleeping[seq]
+        for seq in [s for s in self._held if s not in options]:
+            del self._held[seq]
 
     def choose(self, at: int, options: tuple[int, ...], index: int | None, loops: set[int]) -> int:
         """The index taken at choice point ``at``: ``index`` (the prefix's), or past the
-        prefix the first option awake (the first, if all sleep)."""
+        prefix the first option awake and not held (the first awake, if all are held; the
+        first, if all sleep)."""
         asleep = frozenset(i for i, seq in enumerate(options) if seq in self._sleeping)
         self.asleep.append(asleep)
         if index is None:
-            index = next((i for i in range(len(options)) if i not in asleep), 0)
+            awake = [i for i in range(len(options)) if i not in asleep]
+            free = [i for i in awake if options[i] not in self._held]
+            index = (free or awake or [0])[0]
         if at < len(self.plan):
             for explored, summary in self.plan[at]:
                 if explored == index or explored >= len(options):
@@ -210,4 +233,5 @@ class SleepSets:
                 if seq != 0 and seq not in loops:
                     self._sleeping[seq] = summary
         self._sleeping.pop(options[index], None)
+        self._held.pop(options[index], None)
         return index
