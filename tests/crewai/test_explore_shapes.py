@@ -235,7 +235,7 @@ def test_tasks_the_loop_runs_in_order_hide_no_race_behind_them() -> None:
 @pytest.mark.long
 @pytest.mark.parametrize(
     ("name", "seed", "budget"),
-    [("ClockPastFirstJob", 1, 5_000), ("ClockPastFirstJobOr", 2, 150)],
+    [("ClockPastFirstJob", 1, 2_800), ("ClockPastFirstJobOr", 2, 75)],
 )
 def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     name: str, seed: int, budget: int
@@ -243,7 +243,9 @@ def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     # ClockPastFirstJob: 9,286 schedules to complete (18 before the clock's moves were
     # ordered, with 2 of its 9 outcomes); the Or variant 548 (229, 2 of 3); 4,166 and 122
     # since, with a loop step's race reversed where the step ran too (docs/exploration.md),
-    # each with its outcomes. The budgets are those counts plus about a fifth.
+    # each with its outcomes; 2,308 and 61 since a job's end past a loop turn is held
+    # rather than the default ("A job's end placed by its races"). The budgets are those
+    # counts plus about a fifth.
     import soundness_flows
 
     flow = getattr(soundness_flows, name)
