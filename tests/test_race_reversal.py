@@ -153,3 +153,41 @@ def test_a_race_of_two_tasks_of_one_loop_is_reversed_only_where_it_was_woken() -
     # step first there (it runs both), so nothing is added where the write ran.
     backtrack = _loop_and_pool_run(*_router_and_sibling(same_loop=True))
     assert backtrack[2] == {0}
+
+
+def test_a_loop_tasks_race_is_reversed_through_the_job_that_wakes_it() -> None:
+    # Another pool thread writes x at choice 0; a job then ends (choice 1) and wakes the
+    # loop's task 5, which reads x. Running the loop at choice 0 cannot run task 5 (its
+    # job has not ended there, and that end is held, not run by default, past the loop's
+    # turns): the reversal tries the job's thread there, an initial of what leads to the
+    # read (docs/exploration.md, "A job's end placed by its races").
+    other = 8
+    steps = [
+        Step(other, 0, task=1, writes={"state.x": ""}),
+        Step(POOL, 1, task=1),  # the job's end that wakes task 5
+        Step(LOOP, 2, task=5, after=(1,), reads={"state.x": ""}),
+    ]
+    tree = [_node((other, POOL, LOOP), 0), _node((POOL, LOOP), 1), _node((LOOP,), 2)]
+    assert _loop_and_pool_run(steps, tree)[0] == {0, 1}  # the job first, not the loop
+
+
+def test_an_or_looks_earlier_races_are_all_reversed_where_they_began() -> None:
+    # Two racers' job ends read the race's key (choices 0 and 1); the racing task's look
+    # writes it with no recorded wake (asyncio.as_completed). The latest race is reversed
+    # where B's end began; the earlier one, A's, is reversed where it began too, through
+    # B's end (an initial of what leads to the look): the run that reverses the latest
+    # race need not keep A's end before the look, since what the look follows is not
+    # recorded. A step with a recorded wake leaves it to that run, as before.
+    a, b = 7, 8
+
+    def run(after: tuple[int, ...]) -> list[set[int]]:
+        steps = [
+            Step(a, 0, task=1, reads={"race:or(a, b)": ""}),
+            Step(b, 1, task=1, reads={"race:or(a, b)": ""}),
+            Step(LOOP, 2, task=3, after=after, writes={"race:or(a, b)": ""}),
+        ]
+        tree = [_node((a, b, LOOP), 0), _node((b, LOOP), 1), _node((LOOP,), 2)]
+        return _loop_and_pool_run(steps, tree)
+
+    assert run(after=()) == [{0, 1}, {0, 1}, {0}]
+    assert run(after=(0,)) == [{0}, {0, 1}, {0}]
