@@ -41,24 +41,27 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
     return pytest.param(name, (seed,), cap, marks=marks, id=name.removesuffix(".txt"))
 
 
-@pytest.mark.parametrize(
-    ("name", "seeds", "cap"),
-    [
-        open_miss(
-            "two_interrupts_past_two_sleeps.txt",
-            2,
-            400,
-            "seed 2 holds w2 back past two clock moves (w1's 0.02 s and w3's 0.03 s "
-            "sleeps) so that w3's interrupt is put first; the search (152 schedules with "
-            "the lg:stream key) reverses the two puts' race through one move only",
-            long=True,
-        ),
-    ],
-)
+@pytest.mark.parametrize(("name", "seeds", "cap"), [])
 def test_a_complete_search_has_what_the_seed_reaches(
     name: str, seeds: tuple[int, ...], cap: int
 ) -> None:
-    check_miss(name, seeds, cap)
+    check_miss(name, seeds, cap)  # none open: add one with open_miss(...)
+
+
+@pytest.mark.skipif(not LONG, reason="a search of 304 schedules (7 s CPU): long mode")
+def test_two_interrupts_past_two_sleeps_explore_either_last():
+    # w0 and w1 write `last` (InvalidUpdateError), w2 and w3 interrupt, w1 sleeps 0.02 s
+    # and w3 0.03 s. Seeds 2, 12, 14 and 15 hold w2's worker at its store read while the
+    # clock runs to 0.02 (w3's worker not yet asleep) and to 0.05, so w3 ends first and w2
+    # last. A search of 152 schedules had w3 last only: each task's end submits its
+    # checkpoint write to the pool, whose submit holds the pool's quiet shutdown lock while
+    # it starts a worker (a switch point), and the interrupt's put follows in the same
+    # move: once w2's end took the lock, w3's end waited behind it, and reversing the two
+    # puts where w2 put was too late. The end of an interrupting task now writes lg:stream
+    # where it takes the lock: 304 schedules, both outcomes, seeds 0..15 in them.
+    found = check_miss("two_interrupts_past_two_sleeps.txt", (2, 12, 14, 15), 400)
+    assert len(found.outcomes) == 2, found.texts
+    assert {"w2 at" in t.split("|")[0] for t in found.texts} == {True, False}
 
 
 def test_a_sibling_cancelled_after_a_failure_is_explored():
