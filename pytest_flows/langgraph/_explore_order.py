@@ -34,8 +34,10 @@ graph's user can see:
   that task's interrupt alone), so the order two such tasks end in orders the run's
   interrupts, and where an error then ends the stream (no final ``values`` chunk), the
   values the run reports hold the interrupt of the one that ended last. Each put of an
-  interrupt writes ``lg:stream``: the search tries both orders of two interrupts. Other
-  chunks reach no outcome: they cost no schedule.
+  interrupt writes ``lg:stream``: the search tries both orders of two interrupts. So does
+  the end of an interrupting task, in the move whose commit takes the pool's submit lock
+  before the put (see :func:`_interrupts`). Other chunks reach no outcome: they cost no
+  schedule.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from random_flows import load
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration.explore import outcome_key
+from pytest_flows._internal.runtime.schedule import Chooser
 
 MISSES = Path(__file__).parent / "soundness_misses"
 INPUT = {"notes": []}
@@ -62,6 +63,26 @@ def test_two_interrupts_past_two_sleeps_explore_either_last():
     found = check_miss("two_interrupts_past_two_sleeps.txt", (2, 12, 14, 15), 400)
     assert len(found.outcomes) == 2, found.texts
     assert {"w2 at" in t.split("|")[0] for t in found.texts} == {True, False}
+
+
+def test_an_interrupting_end_writes_the_stream_where_its_commit_takes_the_pool_lock():
+    # The cause of two_interrupts_past_two_sleeps (above), in its default schedule: w2's
+    # end submits its checkpoint write holding the pool's submit lock while the pool
+    # starts a worker (a switch point), and puts its interrupt in the next move. Its end
+    # writes lg:stream in the move that took the lock (and its put in its own), so the
+    # search reverses w3's end against w2's there, before the lock is held. w3's end
+    # puts in the same move as it ends.
+    build = load((MISSES / "two_interrupts_past_two_sleeps.txt").read_text(), "build")
+    with FlowsSession(test_id="tests::random-graphs") as session:
+        chooser = Chooser([])
+        with session.scheduler.following(chooser):
+            session.run(build(), INPUT, raise_on_error=False)
+    stream = [(i, step) for i, step in enumerate(chooser.steps) if "lg:stream" in step.writes]
+    ends = [i for i, step in stream if any(k.startswith("lg:task:") for k in step.writes)]
+    puts = [i for i, step in stream if i not in ends]
+    assert len(ends) == 2, stream  # w2's end and w3's end (with its put)
+    assert len(puts) == 1 and ends[0] < puts[0] < ends[1], stream  # w2's put, later
+    assert chooser.steps[ends[0]].thread == chooser.steps[puts[0]].thread
 
 
 def test_a_sibling_cancelled_after_a_failure_is_explored():
