@@ -68,7 +68,7 @@ def _bare(folder: Path, module: str) -> tuple[int, str]:
 
     def body() -> int:
         exec(f"from {module} import *", {})
-        framework = {"crewai", "agent_framework"} & set(sys.modules)
+        framework = {"crewai", "agent_framework", "langgraph"} & set(sys.modules)
         if framework:  # then a hook could re-enter it: it needs the pytest run
             print(f"{module} imported {sorted(framework)}: check it in a framework group")
         return 1 if framework else 0

@@ -61,13 +61,19 @@ def test_every_module_is_found() -> None:
         "pytest_flows.agent_framework._llm",
         "pytest_flows.crewai",
         "pytest_flows.crewai._adapter",
+        "pytest_flows.langgraph",
+        "pytest_flows.langgraph._adapter",
     } <= set(MODULES)
+    # a framework's modules get a pytest run of their own (the import hook is what can
+    # re-enter), never the core's bare import
+    assert _group("pytest_flows.langgraph._adapter") == "langgraph"
 
 
 #: an adapter's modules import its framework: without the extra there is nothing to import
 _FRAMEWORK_OF = {
     "pytest_flows.agent_framework": "agent-framework-core",
     "pytest_flows.crewai": "crewai",
+    "pytest_flows.langgraph": "langgraph",
 }
 
 
@@ -100,7 +106,7 @@ def _first_in_practice(module: str) -> bool:
 
 def _group(module: str) -> str | None:
     """The group that checks ``module``, or None where only the long mode does."""
-    for package in ("crewai", "agent_framework"):
+    for package in ("crewai", "agent_framework", "langgraph"):
         if module.startswith((f"pytest_flows.{package}", f"pytest_flows.recorder._{package}")):
             if not LONG:
                 return package if _first_in_practice(module) else None
@@ -111,9 +117,9 @@ def _group(module: str) -> str | None:
 
 
 _GROUPS = (
-    ["core", "crewai-1", "crewai-2", "agent_framework"]
+    ["core", "crewai-1", "crewai-2", "agent_framework", "langgraph"]
     if LONG
-    else ["core", "crewai", "agent_framework"]
+    else ["core", "crewai", "agent_framework", "langgraph"]
 )
 
 
@@ -126,6 +132,8 @@ _PRELOAD = {
     "crewai-1": "openai,numpy",
     "crewai-2": "openai,numpy",
     "agent_framework": "openai",
+    # langchain-core is LangGraph's base; the plugin hooks only `langgraph` itself
+    "langgraph": "openai,langchain_core.runnables,langchain_core.messages",
 }
 
 

@@ -34,8 +34,10 @@ graph's user can see:
   that task's interrupt alone), so the order two such tasks end in orders the run's
   interrupts, and where an error then ends the stream (no final ``values`` chunk), the
   values the run reports hold the interrupt of the one that ended last. Each put of an
-  interrupt writes ``lg:stream``: the search tries both orders of two interrupts. Other
-  chunks reach no outcome: they cost no schedule.
+  interrupt writes ``lg:stream``: the search tries both orders of two interrupts. So does
+  the end of an interrupting task, in the move whose commit takes the pool's submit lock
+  before the put (see :func:`_interrupts`). Other chunks reach no outcome: they cost no
+  schedule.
 """
 
 from __future__ import annotations
@@ -107,6 +109,22 @@ def _stopping(error: BaseException | None) -> bool:
     return error is not None and not isinstance(error, GraphBubbleUp)
 
 
+def _interrupts(error: BaseException | None) -> bool:
+    """Whether a task's ``error`` is an interrupt its end puts on the stream: the order of
+    two such puts is decided as the tasks end, not where they put. The end's done-callback
+    (``_runner.commit`` -> ``put_writes``) submits the checkpointer's write to the pool,
+    and ``ThreadPoolExecutor.submit`` holds the pool's shutdown lock (a quiet lock: taking
+    it free records nothing) while it starts a worker, a switch point; the put follows the
+    submit in the same move. A sibling's end that submits meanwhile waits for the lock, so
+    once one end has taken it the other puts second, and reversing the two puts where the
+    first was made held the first back too late (the long check's
+    ``two_interrupts_past_two_sleeps``). The end writes :data:`STREAM_KEY` too, in the move
+    that takes the lock, so the search orders the two ends there."""
+    from langgraph.errors import GraphInterrupt
+
+    return isinstance(error, GraphInterrupt) and bool(error.args and error.args[0])
+
+
 def _failed(future: Any) -> BaseException | None:
     if future.cancelled() or not future.done():
         return None
@@ -138,6 +156,10 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             from pytest_flows.adapters import record_access
 
             record_access(SUPERSTEP_KEY, write=True)  # see recorded_superstep
+        elif _interrupts(exception):
+            from pytest_flows.adapters import record_access
+
+            record_access(STREAM_KEY, write=True)  # its put is decided here: see _interrupts
         super().set_exception(exception)
 
 

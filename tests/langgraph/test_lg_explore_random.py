@@ -196,13 +196,17 @@ def test_two_interrupts_before_an_error_explore_either_last():
     # leaves that chunk as the run's last, so which of w2 and w3 ended last is in the
     # outcome. Seeds 7 and 10 hold w2 back past w3's wake-up; a search of 10 schedules
     # said complete with w3 last only: the two puts recorded nothing. An interrupt's
-    # put now writes the stream's key (lg:stream): 100 schedules, both outcomes.
+    # put now writes the stream's key (lg:stream): 100 schedules, both outcomes. The
+    # interrupting task's end writes it too, where its commit takes the pool's submit
+    # lock (soundness_misses/two_interrupts_past_two_sleeps.txt): 204 schedules.
     interrupting = Worker((("get", "y"),), "interrupt")
     sleeping = Worker((("sleep", 3),), "interrupt")
     last = Worker((), "last")
     spec = Spec(False, False, False, (last, last, interrupting, sleeping))
     source = graph_source(spec)
-    checked = check_graph(load(source, "build"), source, asynchronous=False, spec=spec)
+    checked = check_graph(
+        load(source, "build"), source, asynchronous=False, spec=spec, max_schedules=400
+    )
     assert checked.seeded == 2, checked  # seed 7 has w2 last, the others w3
     assert checked.complete and checked.outcomes == 2, checked
-    assert checked.schedules <= 150, checked
+    assert checked.schedules <= 260, checked

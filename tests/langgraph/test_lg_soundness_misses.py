@@ -15,6 +15,7 @@ from random_flows import load
 
 from pytest_flows import FlowsSession, explore
 from pytest_flows._internal.exploration.explore import outcome_key
+from pytest_flows._internal.runtime.schedule import Chooser
 
 MISSES = Path(__file__).parent / "soundness_misses"
 INPUT = {"notes": []}
@@ -45,12 +46,12 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
     ("name", "seeds", "cap"),
     [
         open_miss(
-            "two_interrupts_past_two_sleeps.txt",
-            2,
+            "two_interrupts_in_a_send_fan_out.txt",
+            12,
             400,
-            "seed 2 holds w2 back past two clock moves (w1's 0.02 s and w3's 0.03 s "
-            "sleeps) so that w3's interrupt is put first; the search (152 schedules with "
-            "the lg:stream key) reverses the two puts' race through one move only",
+            "seeds 12 and 15 have w2's interrupt last: w2 ends before the runner adds "
+            "its future, so its commit and put run on the runner thread as the runner "
+            "adds it; the search (138 schedules) has w3 last only",
             long=True,
         ),
     ],
@@ -59,6 +60,42 @@ def test_a_complete_search_has_what_the_seed_reaches(
     name: str, seeds: tuple[int, ...], cap: int
 ) -> None:
     check_miss(name, seeds, cap)
+
+
+@pytest.mark.skipif(not LONG, reason="a search of 304 schedules (7 s CPU): long mode")
+def test_two_interrupts_past_two_sleeps_explore_either_last():
+    # w0 and w1 write `last` (InvalidUpdateError), w2 and w3 interrupt, w1 sleeps 0.02 s
+    # and w3 0.03 s. Seeds 2, 12, 14 and 15 hold w2's worker at its store read while the
+    # clock runs to 0.02 (w3's worker not yet asleep) and to 0.05, so w3 ends first and w2
+    # last. A search of 152 schedules had w3 last only: each task's end submits its
+    # checkpoint write to the pool, whose submit holds the pool's quiet shutdown lock while
+    # it starts a worker (a switch point), and the interrupt's put follows in the same
+    # move: once w2's end took the lock, w3's end waited behind it, and reversing the two
+    # puts where w2 put was too late. The end of an interrupting task now writes lg:stream
+    # where it takes the lock: 304 schedules, both outcomes, seeds 0..15 in them.
+    found = check_miss("two_interrupts_past_two_sleeps.txt", (2, 12, 14, 15), 400)
+    assert len(found.outcomes) == 2, found.texts
+    assert {"w2 at" in t.split("|")[0] for t in found.texts} == {True, False}
+
+
+def test_an_interrupting_end_writes_the_stream_where_its_commit_takes_the_pool_lock():
+    # The cause of two_interrupts_past_two_sleeps (above), in its default schedule: w2's
+    # end submits its checkpoint write holding the pool's submit lock while the pool
+    # starts a worker (a switch point), and puts its interrupt in the next move. Its end
+    # writes lg:stream in the move that took the lock (and its put in its own), so the
+    # search reverses w3's end against w2's there, before the lock is held. w3's end
+    # puts in the same move as it ends.
+    build = load((MISSES / "two_interrupts_past_two_sleeps.txt").read_text(), "build")
+    with FlowsSession(test_id="tests::random-graphs") as session:
+        chooser = Chooser([])
+        with session.scheduler.following(chooser):
+            session.run(build(), INPUT, raise_on_error=False)
+    stream = [(i, step) for i, step in enumerate(chooser.steps) if "lg:stream" in step.writes]
+    ends = [i for i, step in stream if any(k.startswith("lg:task:") for k in step.writes)]
+    puts = [i for i, step in stream if i not in ends]
+    assert len(ends) == 2, stream  # w2's end and w3's end (with its put)
+    assert len(puts) == 1 and ends[0] < puts[0] < ends[1], stream  # w2's put, later
+    assert chooser.steps[ends[0]].thread == chooser.steps[puts[0]].thread
 
 
 def test_a_sibling_cancelled_after_a_failure_is_explored():
