@@ -53,6 +53,16 @@ def _printed(name: str, seeds: Iterable[int], max_schedules: int = 400) -> tuple
     return found, reached
 
 
+def _holds_the_late_outcome(name: str, seeds: Iterable[int], late: str, **options: Any) -> Any:
+    """``_printed``'s search, checked: ``late`` is among what the seeds reach, the search
+    is complete and holds every outcome they reach."""
+    found, reached = _printed(name, seeds, **options)
+    assert late in reached
+    assert found.complete, found.caveat
+    assert reached <= set(found.texts)
+    return found
+
+
 def test_three_appending_listeners_reach_all_six_orders(flows: FlowsSession) -> None:
     # Seeds reach the orders where the listener started last runs first (seed 10:
     # c, a, b); the search once stopped complete without them.
@@ -347,11 +357,8 @@ def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
     # three times (log ["m2", "m2", "m2"]): m2 run again clears crewai's fired or_
     # listeners before m0's end looks at m1, which fires m1, and m1 fires m2, once more.
     # The clear is now a write of each or_ listener's fires: key (4 schedules, both logs).
-    found, reached = _printed("or_router_runs_again.txt", range(8), max_schedules=150)
-    late = 'output="lo" | state={"log": ["m2", "m2", "m2"], "x": 0, "y": 0}'
-    assert late in reached  # seed 1
-    assert found.complete, found.caveat
-    assert reached <= set(found.texts)
+    late = 'output="lo" | state={"log": ["m2", "m2", "m2"], "x": 0, "y": 0}'  # seed 1
+    _holds_the_late_outcome("or_router_runs_again.txt", range(8), late, max_schedules=150)
 
 
 @pytest.mark.long
@@ -361,11 +368,8 @@ def test_a_sleep0_output_against_a_locked_jobs_output_is_explored() -> None:
     # 8f89135): m1's step after `await asyncio.sleep(0.0)` has no recorded wake, and a
     # complete search of 3 schedules ends with m3's output only where seeds 1, 3, 7, 9 and
     # 14 end with m1's.
-    found, reached = _printed("sleep0_output_before_a_locked_jobs.txt", range(16))
-    late = 'output="m1" | state={"log": ["s0", "s0"], "x": 4, "y": 1}'
-    assert late in reached  # seed 1
-    assert found.complete, found.caveat
-    assert reached <= set(found.texts)
+    late = 'output="m1" | state={"log": ["s0", "s0"], "x": 4, "y": 1}'  # seed 1
+    _holds_the_late_outcome("sleep0_output_before_a_locked_jobs.txt", range(16), late)
 
 
 def test_a_routers_read_held_past_a_siblings_write_is_explored() -> None:
@@ -378,11 +382,8 @@ def test_a_routers_read_held_past_a_siblings_write_is_explored() -> None:
     # was reversed where m1's stored end woke the task that starts m3, never where m3's
     # write itself ran (the clock option). It is now reversed there too (12 schedules, the
     # 3 outputs). Compared: the search against seeds 0..11.
-    found, reached = _printed("router_read_before_sibling_write.txt", range(12))
-    late = 'output="lo" | state={"log": ["m0"], "x": 6, "y": 0}'
-    assert late in reached  # seed 10
-    assert found.complete, found.caveat
-    assert reached <= set(found.texts)
+    late = 'output="lo" | state={"log": ["m0"], "x": 6, "y": 0}'  # seed 10
+    found = _holds_the_late_outcome("router_read_before_sibling_write.txt", range(12), late)
     assert sorted({str(o.output) for o in found}) == ["hi", "lo", "m3"]
 
 
