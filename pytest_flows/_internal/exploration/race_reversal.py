@@ -360,7 +360,7 @@ def _reverse(
     clocks: list[dict[tuple[int, int], int]],
     at: int,
     j: int,
-    loops: set[int] = frozenset(),  # type: ignore[assignment]
+    loops: set[int],
 ) -> bool:
     """Make a later schedule run step ``j`` (or what leads to it) before step ``at``;
     True when a sleep set covers it instead (no branch runs it: see add_backtracks).
