@@ -54,6 +54,13 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
             "adds it; the search (138 schedules) has w3 last only",
             long=True,
         ),
+        open_miss(
+            "sibling_write_held_past_a_failure.txt",
+            3,
+            150,
+            "seed 3 ends with w1's write lost to w0's later failure; the search (8 "
+            "schedules) has it saved only",
+        ),
     ],
 )
 def test_a_complete_search_has_what_the_seed_reaches(
