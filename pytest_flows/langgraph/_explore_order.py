@@ -65,6 +65,9 @@ STREAM_KEY = "lg:stream"
 #: The key a task's failure and the runner's adding of tasks' futures write (see the
 #: module docstring).
 SUPERSTEP_KEY = "lg:superstep"
+#: The key a task's failure writes and the other tasks' ends read (see
+#: :func:`_ends_before_a_failure`).
+FAILED_KEY = "lg:failed"
 
 #: Numbers LangGraph's futures in the order they are made, per run of a search (its
 #: chooser) so that a future has the same key in every run of one search (the sleep
@@ -125,6 +128,23 @@ def _interrupts(error: BaseException | None) -> bool:
     return isinstance(error, GraphInterrupt) and bool(error.args and error.args[0])
 
 
+def _ends_before_a_failure(future: Any) -> None:
+    """A task's end that the runner waits for (``concurrent.futures.wait`` put a waiter on
+    its future) reads :data:`FAILED_KEY`, which a failing end writes: whether a task ended
+    before or after a sibling's failure decides whether the runner saw it end before it
+    stopped waiting (its writes saved) or not (its commit finds the pool shut down: lost).
+    Each end also wakes the runner's wait, so without the key the runner's look after the
+    failure came after every earlier end in every order the search knew, and a sibling held
+    back past a later failure (as a seed may, within the clock's window) was never tried
+    (``soundness_misses/sibling_write_held_past_a_failure.txt``). Two ends that do not fail
+    only read it: their order costs no schedule."""
+    if getattr(future, "_waiters", None):
+        from pytest_flows.adapters import record_access, recording_accesses
+
+        if recording_accesses():
+            record_access(FAILED_KEY, write=False)
+
+
 def _failed(future: Any) -> BaseException | None:
     if future.cancelled() or not future.done():
         return None
@@ -148,6 +168,7 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
 
     def set_result(self, result: Any) -> None:
         _touched(self)
+        _ends_before_a_failure(self)
         super().set_result(result)
 
     def set_exception(self, exception: BaseException | None) -> None:
@@ -156,10 +177,13 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             from pytest_flows.adapters import record_access
 
             record_access(SUPERSTEP_KEY, write=True)  # see recorded_superstep
-        elif _interrupts(exception):
-            from pytest_flows.adapters import record_access
+            record_access(FAILED_KEY, write=True)  # see _ends_before_a_failure
+        else:
+            _ends_before_a_failure(self)
+            if _interrupts(exception):
+                from pytest_flows.adapters import record_access
 
-            record_access(STREAM_KEY, write=True)  # its put is decided here: see _interrupts
+                record_access(STREAM_KEY, write=True)  # its put is decided here: see _interrupts
         super().set_exception(exception)
 
 

@@ -54,13 +54,6 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
             "adds it; the search (138 schedules) has w3 last only",
             long=True,
         ),
-        open_miss(
-            "sibling_write_held_past_a_failure.txt",
-            3,
-            150,
-            "seed 3 ends with w1's write lost to w0's later failure; the search (8 "
-            "schedules) has it saved only",
-        ),
     ],
 )
 def test_a_complete_search_has_what_the_seed_reaches(
@@ -85,7 +78,7 @@ def test_a_complete_search_has_what_a_schedule_reaches() -> None:
             build(), INPUT, raise_on_error=False, schedule="s0000000002000204011110000002"
         )
     assert '"last": "w1"' in outcome_key(late)
-    found = check_miss(name, (), 300)
+    found = check_miss(name, (), 1300)
     assert outcome_key(late) in found.texts
 
 
@@ -134,8 +127,10 @@ def test_a_sibling_cancelled_after_a_failure_is_explored():
     # waits for a sibling to end, and one has started. That order was not recorded; a
     # failure and the runner's wait after adding now write lg:superstep: 67 schedules,
     # two outcomes (63 and one before).
-    found = check_miss("sibling_cancelled_after_a_failure.txt", (9, 14), 150)
-    assert len(found.outcomes) == 2, found.texts
+    # Since a task's end is ordered against a sibling's failure (the next test but one):
+    # 323 schedules and four outcomes, the two more being reached by schedules only.
+    found = check_miss("sibling_cancelled_after_a_failure.txt", (9, 14), 400)
+    assert len(found.outcomes) == 4, found.texts
     assert any('"w1:0"]}' in text and "w2:0" not in text for text in found.texts)
 
 
@@ -145,6 +140,21 @@ def test_an_interrupt_lost_after_a_failure_is_explored():
     # ended after the runner saw the failure); a search of 12 schedules had either
     # loss, not both. With the failure ordered against the runner's adding of futures
     # (test above): 236 schedules, three outcomes.
-    found = check_miss("interrupt_lost_after_a_failure.txt", (1, 2, 7, 8, 10, 11, 14), 300)
+    # 1,098 since a task's end is ordered against a sibling's failure (next test).
+    found = check_miss("interrupt_lost_after_a_failure.txt", (1, 2, 7, 8, 10, 11, 14), 1300)
     assert len(found.outcomes) == 3, found.texts
     assert 'output={"notes": ["fan"]}' in "\n".join(found.texts)
+
+
+def test_a_sibling_write_held_past_a_failure_is_explored():
+    # w1 sleeps 0.01 s and writes, w0 sleeps 0.08 s and fails. Seed 3 holds w1 back at its
+    # wake-up while the clock runs on to w0's failure (within the hold-back window): the
+    # runner stops waiting at the failure, and w1's commit then finds the pool shut down,
+    # so its write is lost. Each end wakes the runner's wait, so its look after the
+    # failure came after w1's end in every order the search knew, and a search of 8
+    # schedules had w1's write saved only. A task's end now reads lg:failed, which a
+    # failure writes: 13 schedules, both outcomes (the long run's three counterexamples
+    # of this kind were of 1,084 graphs; the other two, two failing workers, stay open).
+    found = check_miss("sibling_write_held_past_a_failure.txt", (3,), 150)
+    assert len(found.outcomes) == 2, found.texts
+    assert any('"notes": []} | state' in text for text in found.texts)
