@@ -266,3 +266,28 @@ def test_a_flow_thread_outside_holds_the_clock_for_the_block_grace_at_most() -> 
         "grace with @pytest.mark.flows(block_grace=...), or build the thread or pool "
         "during the test (it is then managed)."
     ]
+
+
+def test_a_real_sleep_of_another_test_is_no_fresh_sleep_on_a_faked_clock() -> None:
+    # A thread outside sleeping in real time (left by another test of this process) was
+    # recorded on the real clock; on a faked clock (at 0) it looked begun "just now" and
+    # ending far ahead, and a hold said it gave up (CI, random order:
+    # test_a_flow_thread_outside_holds_the_clock_while_the_os_shows_it_working). A sleep
+    # that began later than the clock's now is judged on no clock of this block.
+    fake = FakeRealTime(until_released=True)  # the 60 s "sleep" waits for release()
+    thread = threading.Thread(
+        target=real_work.outside_sleep, args=(60.0,), name="left-sleeping", daemon=True
+    )
+    with real_work.faked(sleep=fake.sleep):  # the real clock, a sleep that takes no time
+        thread.start()
+        while thread.ident not in real_work._sleeping:
+            time.sleep(0)  # a turn of the GIL; no time passes
+    try:
+        with real_work.faked(monotonic=lambda: 0.0):
+            assert real_work._fresh_long_sleep(0.25) is None
+        # on the clock it was recorded on, it is the fresh long sleep it is
+        assert real_work._fresh_long_sleep(0.25) == "thread 'left-sleeping' (sleeping in real time)"
+    finally:
+        fake.release()
+        thread.join(timeout=30)
+    assert not thread.is_alive()

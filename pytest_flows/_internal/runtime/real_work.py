@@ -267,11 +267,12 @@ def in_flight(horizon: float) -> str | None:
 
 def _fresh_long_sleep(grace: float) -> str | None:
     """A thread outside that began a real sleep within the last ``grace`` seconds,
-    which ends later than ``grace`` from now."""
+    which ends later than ``grace`` from now. A sleep that began after now was read on
+    another clock (a faked one's block began meanwhile): it says nothing on this one."""
     now = _world[0].monotonic()
     for ident, since in list(_slept_since.items()):
         end = _sleeping.get(ident)
-        if end is not None and now - since <= grace and end - now > grace:
+        if end is not None and 0 <= now - since <= grace and end - now > grace:
             name = next((t.name for t in threading.enumerate() if t.ident == ident), ident)
             return f"thread {name!r} (sleeping in real time)"
     return None
