@@ -174,16 +174,17 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
     def set_exception(self, exception: BaseException | None) -> None:
         _touched(self)
         if _stopping(exception):
-            from pytest_flows.adapters import record_access
-
-            record_access(SUPERSTEP_KEY, write=True)  # see recorded_superstep
-            record_access(FAILED_KEY, write=True)  # see _ends_before_a_failure
+            # see recorded_superstep and _ends_before_a_failure
+            writes: tuple[str, ...] = (SUPERSTEP_KEY, FAILED_KEY)
         else:
             _ends_before_a_failure(self)
-            if _interrupts(exception):
-                from pytest_flows.adapters import record_access
+            # an interrupt's put is decided here: see _interrupts
+            writes = (STREAM_KEY,) if _interrupts(exception) else ()
+        if writes:
+            from pytest_flows.adapters import record_access
 
-                record_access(STREAM_KEY, write=True)  # its put is decided here: see _interrupts
+            for key in writes:
+                record_access(key, write=True)
         super().set_exception(exception)
 
 
