@@ -20,6 +20,7 @@ from pytest_flows.adapters import (
 )
 from pytest_flows.crewai import _callers as callers
 from pytest_flows.crewai import _compat as compat
+from pytest_flows.crewai import _own_work as own_work
 from pytest_flows.crewai import _patches as patches
 from pytest_flows.crewai._bus_handlers import scoped_handlers
 from pytest_flows.crewai._compat import add_stream_sink, reset_stream_sinks
@@ -99,6 +100,7 @@ class CrewAIAdapter(AdapterBase):
             stack.enter_context(patches.settled_async_handlers())
             stack.enter_context(patches.ordered_races(session.scheduler.order, recorder.race))
             stack.enter_context(patches.recorded_triggers())
+            stack.enter_context(own_work.quiet_event_record())
             stack.enter_context(patches.state_switch_points())
             # Real (recorded or replayed) LLM calls count in run.usage too.
             stack.enter_context(callers.tracking())

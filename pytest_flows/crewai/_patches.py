@@ -35,6 +35,7 @@ from pytest_flows.adapters import (
 )
 from pytest_flows.adapters import recording_accesses as recording
 from pytest_flows.crewai import _compat as compat
+from pytest_flows.crewai._own_work import scope
 from pytest_flows.crewai._seams import SEAMS, check_patch_points
 from pytest_flows.crewai._state_access import observed
 
@@ -172,8 +173,8 @@ def ordered_races(order: Callable[[list[str]], list[str]], observe: RaceObserver
         # exploration orders the racers' tasks against each other (see Step.task).
         # Two keys: which racer ends first (and whether a loser ends before the racing
         # task cancels it) is independent of which one fires the or_ listener.
-        names = ", ".join(sorted(racers))
-        key, fires, check = f"race:or({names})", f"fires:or({names})", f"check:or({names})"
+        names = f"{scope(self)}or({', '.join(sorted(racers))})"
+        key, fires, check = f"race:{names}", f"fires:{names}", f"check:{names}"
 
         async def tracked(name: Any, *args: Any, **kwargs: Any) -> Any:
             racer = str(name) in remaining
@@ -380,6 +381,7 @@ def recorded_triggers() -> Iterator[None]:
         if not recording():
             return _original_triggered(self, trigger_method, router_only)
         trigger = str(trigger_method)
+        prefix = scope(self)
         joins: list[str] = []
         for name, definition, condition in self._listener_methods():
             if definition.router != router_only or isinstance(condition, str):
@@ -390,7 +392,7 @@ def recorded_triggers() -> Iterator[None]:
             if _plain_and(condition) and trigger in leaves:
                 joins.append(str(name))
             elif not leaves or trigger in leaves:  # not leaves: a shape not known
-                record_access(f"fires:{name}", write=True)
+                record_access(f"fires:{prefix}{name}", write=True)
         fired = _original_triggered(self, trigger_method, router_only)
         names = {str(n) for n in fired or ()}
         sole = _sole_joins(self) if joins else set()
@@ -399,17 +401,17 @@ def recorded_triggers() -> Iterator[None]:
                 # Its sources start nothing else: which one fires it decides only where
                 # its task is queued, and that is where the last look ran, whichever
                 # source's it is. The looks commute; the firing one comes after all.
-                record_access(f"after:{name}/{trigger}", write=True)
+                record_access(f"after:{prefix}{name}/{trigger}", write=True)
                 if name in names:
                     for source in _join_sources(self, name):
-                        record_access(f"after:{name}/{source}", write=False)
+                        record_access(f"after:{prefix}{name}/{source}", write=False)
                 continue
             # An and_ of methods fires once all have ended: the sources' looks commute
             # (each adds its own end), the one that fires it reads them all. Which one
             # that is still matters (the listener's task is queued where it fires).
-            record_access(f"fires:{name}.{trigger}", write=True)
+            record_access(f"fires:{prefix}{name}.{trigger}", write=True)
             if name in names:
-                record_access(f"fires:{name}", write=False)
+                record_access(f"fires:{prefix}{name}", write=False)
         return fired
 
     def cleared(self: Any) -> None:
@@ -418,7 +420,7 @@ def recorded_triggers() -> Iterator[None]:
         # Not recorded, the two orders were no race (soundness_misses/or_router_runs_again.txt).
         if recording():
             for name in _or_listeners(self):
-                record_access(f"fires:{name}", write=True)
+                record_access(f"fires:{scope(self)}{name}", write=True)
         _original_clear(self)
 
     def rearmed(self: Any, trigger: Any, rearmable: Any = None) -> Any:
@@ -433,7 +435,7 @@ def recorded_triggers() -> Iterator[None]:
             }
             for name in _or_listeners(self):
                 if name in fed:
-                    record_access(f"fires:{name}", write=True)
+                    record_access(f"fires:{scope(self)}{name}", write=True)
         return _original_rearm(self, trigger, rearmable)
 
     with (

@@ -106,6 +106,27 @@ RUNTIME = (
         source=("self._futures_lock", "self._pending_futures.add(future)"),
     ),
     Seam(
+        f"{_BUS}._record_event",
+        "patch",
+        "while a schedule is followed, the run's EventRecord takes its lock quietly "
+        "(_own_work.py: the order of two threads' adds is no part of an outcome)",
+        params=("self", "event"),
+        source=("self._runtime_state.event_record.add(event)",),
+    ),
+    Seam(
+        "crewai.state.event_record:EventRecord.add",
+        "read",
+        "_own_work.py swaps the condition of the record's free RWLock (EventRecord._lock) "
+        "for a quiet one; add takes it as a write lock and waits for nothing inside",
+        source=("with self._lock.w_locked():",),
+    ),
+    Seam(
+        "crewai.utilities.rw_lock:RWLock.__init__",
+        "read",
+        "_own_work.py reads _writer and _readers (swap only while free) and sets _cond",
+        source=("self._cond = Condition()", "self._readers = 0", "self._writer = False"),
+    ),
+    Seam(
         f"{_BUS}.reset_runtime_state",
         "call",
         "no RuntimeState leaks between tests",
