@@ -54,6 +54,21 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
             "adds it; the search (138 schedules) has w3 last only",
             long=True,
         ),
+        open_miss(
+            "two_failures_a_start_held_past_a_shared_moment.txt",
+            2,
+            150,
+            "w1 fails at 0.01 s, w0 at 0.21 s; seed 2 holds w1's start to 0.10 (past two "
+            "moves of the clock) and its wake-up to 0.21, so w0 fails first; the search "
+            "(14 schedules) has w1's error only",
+        ),
+        open_miss(
+            "two_failures_in_a_send_fan_out.txt",
+            12,
+            150,
+            "the same in a Send fan-out (w1 puts x first): seed 12 has w0's error, the "
+            "search (12 schedules) w1's only",
+        ),
     ],
 )
 def test_a_complete_search_has_what_the_seed_reaches(
