@@ -54,21 +54,6 @@ def open_miss(name: str, seed: int, cap: int, why: str, *, long: bool = False) -
             "adds it; the search (138 schedules) has w3 last only",
             long=True,
         ),
-        open_miss(
-            "two_failures_a_start_held_past_a_shared_moment.txt",
-            2,
-            150,
-            "w1 fails at 0.01 s, w0 at 0.21 s; seed 2 holds w1's start to 0.10 (past two "
-            "moves of the clock) and its wake-up to 0.21, so w0 fails first; the search "
-            "(14 schedules) has w1's error only",
-        ),
-        open_miss(
-            "two_failures_in_a_send_fan_out.txt",
-            12,
-            150,
-            "the same in a Send fan-out (w1 puts x first): seed 12 has w0's error, the "
-            "search (12 schedules) w1's only",
-        ),
     ],
 )
 def test_a_complete_search_has_what_the_seed_reaches(
@@ -173,3 +158,46 @@ def test_a_sibling_write_held_past_a_failure_is_explored():
     found = check_miss("sibling_write_held_past_a_failure.txt", (3,), 150)
     assert len(found.outcomes) == 2, found.texts
     assert any('"notes": []} | state' in text for text in found.texts)
+
+
+@pytest.mark.parametrize(
+    ("name", "seed"),
+    [
+        ("two_failures_a_start_held_past_a_shared_moment.txt", 2),
+        ("two_failures_in_a_send_fan_out.txt", 12),
+    ],
+)
+def test_two_failures_surface_either_error_past_a_shared_moment(name: str, seed: int):
+    # w1 sleeps 0.01 s and fails; w0 sleeps 0.09, 0.01 and 0.11 s and fails (the second
+    # graph a Send fan-out whose w1 puts x first). The seed holds w1's worker back before
+    # its start while the clock runs to 0.09 and to 0.10, and again at its wake-up (0.11)
+    # while the clock runs to 0.21: w0 fails first, its error surfaces. The search held
+    # w1 back to 0.09 and no further: there w1's sleep (0.01 s) and w0's second one both
+    # end at 0.10, and the one move of the clock to 0.10 came after both waits, so w1's
+    # start at 0.09 was ordered before it, never a race (14 and 12 schedules, w1's error
+    # only). A wait set by a thread the clock option held back is now a move of its own
+    # at that moment: 33 and 42 schedules, both errors.
+    found = check_miss(name, (seed,), 150)
+    assert len(found.outcomes) == 2, found.texts
+    assert any("w0 failed" in text for text in found.texts), found.texts
+
+
+def test_a_held_threads_wait_is_a_move_of_its_own_at_a_shared_moment():
+    # The cause above, in the search's schedule that holds w1's worker back to 0.09 (the
+    # clock option at choice point 11): w1 then sleeps to 0.10, as w0 does. The clock's
+    # move to 0.10 is two steps, each after one of the two waits, so w1's start races
+    # with w0's move and the search can hold it back past 0.10 too.
+    build = load(
+        (MISSES / "two_failures_a_start_held_past_a_shared_moment.txt").read_text(), "build"
+    )
+    with FlowsSession(test_id="tests::random-graphs") as session:
+        chooser = Chooser([0] * 10 + [2])
+        with session.scheduler.following(chooser):
+            session.run(build(), INPUT, raise_on_error=False)
+    steps = chooser.steps
+    moves = [s for s in steps if s.thread == 0 and s.clock is not None and 0.099 < s.clock < 0.101]
+    assert len(moves) == 2, moves
+    waits = [{steps[a].thread for a in move.after} for move in moves]
+    assert all(len(threads) == 1 for threads in waits) and waits[0] != waits[1], waits
+    w1 = next(s.thread for s in steps if "lg:task:000000000004" in s.writes)
+    assert {w1} in waits, (w1, waits)
