@@ -171,6 +171,10 @@ class FlowsSession:
         """The fake bound for ``kind`` in this test, or None."""
         return self._bindings.get(kind)
 
+    def bound_fakes(self) -> list[Any]:
+        """Every fake bound in this test, in the order they were bound."""
+        return list(self._bindings.values())
+
     def _bind_one(self, adapter: Adapter, kind: str, fake: Any) -> None:
         context = bind_fake(adapter, self, kind, fake)
         if context is not None:

@@ -50,6 +50,28 @@ class LostUpdate(Flow[Counter]):
         self._bump()
 
 
+class Asking(Flow[Counter]):
+    # LostUpdate whose listeners ask a (scripted) model first
+    @start()
+    def begin(self):
+        return None
+
+    def _bump(self, who):
+        from crewai import LLM
+        LLM(model="gpt-4o").call(who)
+        n = self.state.n
+        time.sleep(0.01)
+        self.state.n = n + 1
+
+    @listen(begin)
+    def a(self):
+        self._bump("a")
+
+    @listen(begin)
+    def b(self):
+        self._bump("b")
+
+
 def test_schedule(flows):
     run = flows.run(CheckThenWrite)
     print("SCHEDULE", run.schedule, "ITEMS", run.state.items)
@@ -72,6 +94,12 @@ def test_explored_races(flows):
     assert len(explore(flows, LostUpdate, max_schedules=20)) >= 1
 
 @pytest.mark.flows(races="fail")
+def test_scripted_races(flows, fake_llm):
+    fake_llm.on(method="a").reply("x")
+    fake_llm.on(method="b").reply("y")
+    assert flows.run(Asking).state.n == 1
+
+@pytest.mark.flows(races="fail")
 def test_nothing_ran(flows):
     assert flows.seed == 0
 """
@@ -92,7 +120,7 @@ class Races:
 
 @pytest.fixture(scope="module")
 def races(tmp_path_factory: pytest.TempPathFactory) -> Races:
-    # One interpreter for the five races tests (each a crewAI import otherwise).
+    # One interpreter for the six races tests (each a crewAI import otherwise).
     folder = tmp_path_factory.mktemp("races")
     (folder / "test_it.py").write_text(TEST.format(here=str(FLOWS)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -148,6 +176,22 @@ def test_a_damaged_schedule_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_it=TEST.format(here=str(FLOWS)))
     result = pytester.runpytest_subprocess("-k", "schedule", "--flows-schedule=0102")
     result.stderr.fnmatch_lines(["*a flows schedule is a string like 's0102'*"])
+
+
+def test_races_fail_reruns_a_scripted_flow_from_its_script(races: Races) -> None:
+    # The teardown's runs answer from the script as the test's run met it: both outcomes,
+    # where they used to end in unscripted calls (the replies were used up).
+    assert races.outcomes["test_scripted_races"] == "FAILED", races.stdout[-4000:]
+    races.lines(
+        "test_scripted_races",
+        [
+            "*state.n: a (test_it.py:*) and b (test_it.py:*)*",
+            "*Asking: schedules lead to 2 outcomes, for instance:*",
+            '*state={"n": 1}*<- flows.run(Asking, schedule=*',
+            '*state={"n": 2}*<- flows.run(Asking, schedule=*',
+        ],
+    )
+    assert "unscripted" not in races.sections["test_scripted_races"]
 
 
 def test_races_fail_reruns_a_flow_given_as_an_instance(races: Races) -> None:

@@ -27,6 +27,7 @@ from pytest_flows._internal.exploration.race_reversal import (
     summaries,
 )
 from pytest_flows._internal.exploration.races import _by_seed, _check_seeds
+from pytest_flows._internal.fakes.rewind import ScriptMark
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.runtime.conflicts import conflicts_in
 from pytest_flows._internal.runtime.schedule import Chooser, decode, encode
@@ -211,15 +212,29 @@ def explore(
         return target if build is None else build()
 
     if seeds is None:
+        # Each run is the same scenario: it answers from the scripts as they stand now.
+        mark = ScriptMark(flows)
         found = _systematic(
-            flows, fresh, args, kwargs, max_schedules, strategy, depth, runs, reduction, prefix
+            flows,
+            fresh,
+            args,
+            kwargs,
+            max_schedules,
+            strategy,
+            depth,
+            runs,
+            reduction,
+            prefix,
+            mark,
         )
         if getattr(flows, "races", "off") not in (None, "off"):
             # races="fail" counts the explored runs too (their conflicts are the test's).
             name = target.__name__ if build is None else type(fresh()).__name__
 
             def again() -> FlowRun:
-                return flows.run(fresh(), *args, raise_on_error=False, **kwargs)
+                return mark.replay(
+                    lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs)
+                )
 
             for chooser in found.choosers:
                 chooser.rerun = (name, again)
@@ -240,6 +255,7 @@ def _systematic(
     runs: int,
     reduction: bool,
     prefix: str,
+    mark: ScriptMark,
 ) -> Any:
     for name, value, least in (
         ("max_schedules", max_schedules, 1),
@@ -253,7 +269,7 @@ def _systematic(
             )
     return explore_schedules(
         flows,
-        lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs),
+        lambda: mark.replay(lambda: flows.run(fresh(), *args, raise_on_error=False, **kwargs)),
         max_schedules=max_schedules,
         reduction=reduction,
         strategy=strategy,

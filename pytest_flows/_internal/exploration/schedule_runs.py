@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from pytest_flows._internal.fakes.rewind import ScriptMark
 from pytest_flows._internal.run import FlowRun
 from pytest_flows._internal.runtime.schedule import Chooser, decode
 
@@ -39,6 +40,8 @@ def following_schedule(
     else:
         text = text or "s"
         chooser = Chooser(decode(text), schedule=text, wrap=text.startswith("w"))
+    # races="fail" may run the flow again at teardown: from the scripts as they stand now.
+    mark = ScriptMark(session) if racing and call is not None else None
     with scheduler.following(chooser):
         yield chooser
     if chooser.misfit is not None:
@@ -47,15 +50,21 @@ def following_schedule(
         session.recorded_schedules.append(chooser)
         if call is not None:
             # races="fail" explores the flow again to show how outcomes differ.
-            chooser.rerun = rerun_of(session, *call)
+            chooser.rerun = rerun_of(session, *call, mark=mark)
 
 
 def rerun_of(
-    session: FlowsSession, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    session: FlowsSession,
+    target: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    mark: ScriptMark | None = None,
 ) -> tuple[str, Callable[[], FlowRun]] | None:
     """The name of the flow a test ran and how to run it afresh: a class as it is; an
     instance through its class, when that builds without arguments (a run leaves the
-    instance's state behind, so it cannot run again as it is)."""
+    instance's state behind, so it cannot run again as it is). ``mark``: where the
+    scripts stood when the test ran it; each run again answers from there."""
     flow = target if isinstance(target, type) else type(target)
     if flow is not target:
         try:
@@ -64,7 +73,10 @@ def rerun_of(
             return None
 
     def again() -> FlowRun:
-        return session.run(flow, *args, raise_on_error=False, **kwargs)
+        def run() -> FlowRun:
+            return session.run(flow, *args, raise_on_error=False, **kwargs)
+
+        return run() if mark is None else mark.replay(run)
 
     return flow.__name__, again
 

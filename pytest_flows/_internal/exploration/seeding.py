@@ -46,11 +46,17 @@ def runs_by_seed(
     groups by the races a run had, Agent Framework's ``explore_seeds`` by the
     whole trace and final state.
     """
+    from pytest_flows._internal.fakes.rewind import ScriptMark
+
     runs: dict[int, FlowRun] = {}
     grouped: dict[str, list[int]] = {}
+    # Every seed runs the same scenario: each answers from the scripts as they stand now.
+    mark = ScriptMark(flows)
     for seed in seeds:
         with reseeded(flows.scheduler, seed):
-            run = flows.run(fresh(), *args, raise_on_error=False, **dict(kwargs or {}))
+            run = mark.replay(
+                lambda: flows.run(fresh(), *args, raise_on_error=False, **dict(kwargs or {}))
+            )
         runs[seed] = run
         grouped.setdefault(outcome(run), []).append(seed)
     return runs, grouped

@@ -265,6 +265,9 @@ class Entry:
     used: int = 0
     #: Answers only what no other entry answers (``fake_llm.auto()``).
     fallback: bool = False
+    #: The most one run of a search (``explore()``) used it: searches rewind ``used``
+    #: after each run (:mod:`pytest_flows._internal.fakes.rewind`).
+    most_in_a_search: int = 0
 
     @property
     def exhausted(self) -> bool:
@@ -274,10 +277,12 @@ class Entry:
     def unused(self) -> bool:
         if self.optional:
             return False
-        return self.used == 0 if self.times is None else self.used < self.times
+        used = max(self.used, self.most_in_a_search)
+        return used == 0 if self.times is None else used < self.times
 
     def describe(self) -> str:
-        count = "always" if self.times is None else f"{self.used} of {self.times}"
+        used = max(self.used, self.most_in_a_search)
+        count = "always" if self.times is None else f"{used} of {self.times}"
         return f"{self.label}  [{self.origin}, used {count}]"
 
     def _rank(self) -> tuple[int, int, int, int]:
