@@ -38,6 +38,13 @@ graph's user can see:
   the end of an interrupting task, in the move whose commit takes the pool's submit lock
   before the put (see :func:`_interrupts`). Other chunks reach no outcome: they cost no
   schedule.
+* **which thread commits a task's writes, and whether the pool still takes them.** The
+  runner's add of a task's future registers the commit as a done-callback: a task that
+  had ended is committed by the runner as it adds it, one that had not by its worker as
+  it ends. The add is ordered against an end that interrupts or fails (see
+  :func:`_commit_thread`), and a commit that waited for the pool's lock against the
+  runner's shutdown after a failure, which refuses its checkpoint write (see
+  :func:`recorded_pool`).
 """
 
 from __future__ import annotations
@@ -45,9 +52,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import threading
 import weakref
 from collections.abc import Iterator
 from typing import Any
+
+from pytest_flows.adapters import QuietLock
 
 __all__ = [
     "RecordedFuture",
@@ -76,16 +86,22 @@ FAILED_KEY = "lg:failed"
 #: search, for the whole process (only their order matters there).
 _seqs: weakref.WeakKeyDictionary[Any, Iterator[int]] = weakref.WeakKeyDictionary()
 _process_seqs = itertools.count()
+#: Numbers LangGraph's pools the same way (see :func:`recorded_pool`).
+_pool_seqs: weakref.WeakKeyDictionary[Any, Iterator[int]] = weakref.WeakKeyDictionary()
+_process_pool_seqs = itertools.count()
 
 
-def _next_seq() -> int:
+def _next_seq(
+    per_run: weakref.WeakKeyDictionary[Any, Iterator[int]] = _seqs,
+    process: Iterator[int] = _process_seqs,
+) -> int:
     from pytest_flows.adapters import current_participant
 
     me = current_participant()
     chooser = None if me is None else me.sched.chooser
     if chooser is None:
-        return next(_process_seqs)
-    return next(_seqs.setdefault(chooser, itertools.count()))
+        return next(process)
+    return next(per_run.setdefault(chooser, itertools.count()))
 
 
 def number(future: Any) -> tuple[int, str]:
@@ -180,6 +196,8 @@ class RecordedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             _ends_before_a_failure(self)
             # an interrupt's put is decided here: see _interrupts
             writes = (STREAM_KEY,) if _interrupts(exception) else ()
+        if _interrupts(exception) or _stopping(exception):
+            writes = (*writes, _commit_key(self))  # see _commit_thread
         if writes:
             from pytest_flows.adapters import record_access
 
@@ -229,11 +247,39 @@ def _superstep_class(made: Any) -> type:
         def __setitem__(self: Any, key: Any, value: Any) -> None:
             if value is not None:
                 self._flows_added = True
+                _commit_thread(key)
             made.__setitem__(self, key, value)
 
         found = type(made.__name__, (made,), {"__setitem__": __setitem__})
         _superstep_classes[made] = found
     return found
+
+
+def _commit_key(future: Any) -> str:
+    return f"lg:commit:{number(future)[1]}"
+
+
+def _commit_thread(future: Any) -> None:
+    """The runner adds ``future`` (a task's) to its ``FuturesDict``, which registers the
+    commit of the task's writes as a done-callback: a future that has not ended runs it
+    on its worker as it ends, one that has ended runs it here, on the runner's thread.
+    Which thread commits, and so when, is decided by the add's order against the end.
+    It matters where the commit does something an outcome sees at a time that thread
+    decides: an interrupting task's commit puts the interrupt on the stream (the order of
+    two puts is the order of the run's interrupts), and a failing task's commit sets the
+    runner's event and records the failure. So the add reads the task's commit key, and
+    the end writes it only when it interrupts or fails: a search orders those two, and a
+    task that returns costs nothing (its commit's checkpoint write, the one thing of it an
+    outcome sees, is accepted or refused where it takes the pool's lock, which
+    :func:`recorded_pool` orders; at the add it is always accepted, the runner being
+    there). In ``soundness_misses/two_interrupts_in_a_send_fan_out.txt`` seed 12 has
+    ``w3`` end before the runner adds its future while ``w2``'s commit waits on its
+    worker for the pool's lock the runner holds: the runner then commits ``w3`` first and
+    puts its interrupt before ``w2``'s."""
+    from pytest_flows.adapters import record_access, recording_accesses
+
+    if recording_accesses():
+        record_access(_commit_key(future), write=False)
 
 
 def _touched(future: Any) -> None:
@@ -319,6 +365,7 @@ def ordered_panic(
             if isinstance(exc, GraphInterrupt):
                 interrupts.append(exc)
             elif fut not in SKIP_RERAISE_SET:
+                _stopped.thread = threading.get_ident()  # see recorded_pool
                 raise exc
     if interrupts:
         raise GraphInterrupt(tuple(i for exc in interrupts for i in exc.args[0]))
@@ -346,3 +393,79 @@ def recorded_stream(stream: Any) -> None:
         put(item, block, timeout)
 
     stream.put = put_chunk
+
+
+class PoolLock(QuietLock):
+    """A LangGraph pool's shutdown lock (quiet, as the pool's other locks are: see
+    ``_explore_pool``) whose take after a wait reads the pool's key, and whose take by
+    the thread that shuts the pool down after an error writes it (see
+    :func:`recorded_pool`)."""
+
+    __slots__ = ("flows_closer", "flows_key")
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.flows_key = key
+        self.flows_closer: int | None = None
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._real.acquire(False):
+            self._taken(waited=False)
+            return True
+        if not blocking:
+            return False
+        got = QuietLock.acquire(self, True, timeout)
+        if got:
+            self._taken(waited=True)
+        return got
+
+    acquire_lock = acquire
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def _taken(self, *, waited: bool) -> None:
+        closing = self.flows_closer is not None and self.flows_closer == threading.get_ident()
+        if closing or waited:
+            from pytest_flows.adapters import record_access, recording_accesses
+
+            if recording_accesses():
+                record_access(self.flows_key, write=closing)
+
+
+class _Stopped:
+    #: The thread whose runner raised a task's failure (not an interrupt) last: the
+    #: shutdown that follows on that thread ends what a sibling's commit can save.
+    thread: int | None = None
+
+
+_stopped = _Stopped()
+
+
+def recorded_pool(pool: Any) -> None:
+    """A LangGraph pool (just made): its ``shutdown`` after an error (or an interrupt)
+    takes its shutdown lock writing the pool's key; a take that waited for the lock reads
+    it. A task's commit submits its checkpoint writes from a done-callback, and
+    ``submit`` checks that the pool is open with that lock held. A commit that waits for
+    the lock (held by another thread's submit while the pool starts a worker) can take it
+    after the runner saw a sibling fail and shut the pool down: its submit then raises,
+    and the task's writes are not saved, though the task ended before the failure
+    (``soundness_misses/interrupt_lost_after_a_failure.txt``, its fourth outcome).
+    Neither the end nor the failure orders that; the two takes do. A take of the free
+    lock records nothing: the runner shuts the pool down only after every task's future
+    is done (``BackgroundExecutor.__exit__`` waits for them), and a commit that does not
+    wait takes the lock in the move its task ends in, so it comes before the shutdown
+    in every order. A run that ends without an error writes nothing: no race."""
+    import sys
+
+    _stopped.thread = None  # nothing of an earlier run's is left (a thread id is reused)
+    lock = pool._shutdown_lock = PoolLock(f"lg:pool:{_next_seq(_pool_seqs, _process_pool_seqs)}")
+    shutdown = pool.shutdown
+
+    def shut_down(wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if sys.exc_info()[1] is not None and _stopped.thread == threading.get_ident():
+            _stopped.thread = None
+            lock.flows_closer = threading.get_ident()
+        shutdown(wait, cancel_futures=cancel_futures)
+
+    pool.shutdown = shut_down

@@ -163,7 +163,9 @@ def quiet_pool(pool: Any) -> None:
     """Make a freshly built LangGraph pool's own locks quiet (see the module docstring)."""
     pool._work_queue = QuietQueue()
     pool._idle_semaphore = _quiet_semaphore(0)
-    pool._shutdown_lock = QuietLock()
+    from pytest_flows.langgraph._explore_order import recorded_pool
+
+    recorded_pool(pool)  # its shutdown lock: quiet, and recorded
 
 
 def quiet_runner_parts(futures: Any) -> None:

@@ -49,7 +49,9 @@ def test_which_error_surfaces_when_two_parallel_nodes_fail_is_explored():
     with FlowsSession(test_id="lg-outcomes") as flows:
         found = explore(flows, failing_pair, {"notes": []}, max_schedules=400)
     assert found.complete, found.caveat
-    assert found.schedules_run <= 60, found.schedules_run  # 45 today
+    # 77 today: 45 before a commit that waits for the pool's lock was ordered against the
+    # runner's shutdown after a failure (docs/exploration.md, "A task's commit").
+    assert found.schedules_run <= 100, found.schedules_run
     assert {_error(o.run) for o in found.outcomes} == {"p failed", "q failed"}
     seeded = {}
     for seed in range(12):

@@ -99,15 +99,16 @@ def test_the_source_of_a_spec_is_what_a_user_writes():
 
 def test_two_failing_sync_workers_surface_either_error_in_a_complete_search():
     # Which error surfaces depends on the order the two end in and the runner sees
-    # them (LangGraph popped them from a set: by memory address). 45 schedules today
-    # (34 while a future's key was numbered across the runs of a search, see below).
+    # them (LangGraph popped them from a set: by memory address). 77 schedules today
+    # (34 while a future's key was numbered across the runs of a search, see below; 55
+    # before a commit that waits for the pool's lock was ordered against the shutdown).
     failing = Worker((("put", "x"),), "fail")
     spec = Spec(is_async=False, send=False, router=False, workers=(failing, failing))
     source = graph_source(spec)
     build = load(source, "build")
     checked = check_graph(build, source, asynchronous=False)
     assert checked.complete and checked.outcomes == 2, checked
-    assert checked.schedules <= 60, checked
+    assert checked.schedules <= 100, checked
 
 
 #: Generated shapes with real overlap, checked on every run (the sample above is small):
@@ -124,7 +125,7 @@ OVERLAPPING = {
             (Worker((("put", "y"),), "fail"), Worker((("get", "x"), ("put", "x")))),
         ),
         2,
-        29,
+        37,
     ),
 }
 
@@ -198,7 +199,9 @@ def test_two_interrupts_before_an_error_explore_either_last():
     # said complete with w3 last only: the two puts recorded nothing. An interrupt's
     # put now writes the stream's key (lg:stream): 100 schedules, both outcomes. The
     # interrupting task's end writes it too, where its commit takes the pool's submit
-    # lock (soundness_misses/two_interrupts_past_two_sleeps.txt): 204 schedules.
+    # lock (soundness_misses/two_interrupts_past_two_sleeps.txt): 204 schedules. The
+    # runner's add of a future is ordered against an interrupting end (which thread
+    # commits it: soundness_misses/two_interrupts_in_a_send_fan_out.txt): 338.
     interrupting = Worker((("get", "y"),), "interrupt")
     sleeping = Worker((("sleep", 3),), "interrupt")
     last = Worker((), "last")
@@ -209,4 +212,4 @@ def test_two_interrupts_before_an_error_explore_either_last():
     )
     assert checked.seeded == 2, checked  # seed 7 has w2 last, the others w3
     assert checked.complete and checked.outcomes == 2, checked
-    assert checked.schedules <= 260, checked
+    assert checked.schedules <= 450, checked

@@ -160,6 +160,10 @@ class Chooser:
         #: move of the clock that reached it (timer_fired)
         self._timers: dict[tuple[int, int], list[int]] = {}
         self._reached_by: dict[int, int] = {}
+        #: Threads (not loops) the clock option held back, until they next set a wait;
+        #: the steps where such a thread set its wait (see clock_moved).
+        self._held: set[int] = set()
+        self._held_waits: set[int] = set()
         #: The choice points after which a pool thread took a job off its queue.
         self.job_choices: set[int] = set()
         #: The choice points after which a pool job ended and woke a loop's task.
@@ -211,6 +215,9 @@ class Chooser:
             step.clock = now
         if deadline is not None:
             self._deadlines.append((deadline, at))
+            if thread in self._held and not loop:
+                self._held.discard(thread)
+                self._held_waits.add(at)
             if loop and not fixed:
                 self._timers.setdefault((thread, self.task_id(task)), []).append(at)
         return at
@@ -225,20 +232,37 @@ class Chooser:
         step = self.steps[-1] if self.steps else None
         if step is None or step.thread != 0 or step.writes:
             step = self._step(0, len(self.choices) - 1)
-        # Each move its own task: moves are ordered by what they wait for, not by each
-        # other (a thread held back lets the clock skip its own, earlier, wake-up).
-        self._moves += 1
-        step.task = self._moves
-        step.writes[CLOCK] = ""
-        step.clock = to
         # The move happens after the steps that set the deadlines it reaches (a move
-        # cannot come before the wait it ends exists).
+        # cannot come before the wait it ends exists). A wait set by a thread the clock
+        # option held back (see :meth:`pick`) is a move of its own at that moment, after
+        # that wait only: the clock runs there for the others' waits all the same, so
+        # the thread can be held back past the moment again, and its wait then ends
+        # later. One move after every wait of the moment ordered that thread's reading
+        # before it, never a race, and a search that held a thread back once could not
+        # hold it past a moment its own wait shared (docs/exploration.md, "Waits that end
+        # at one moment"). A loop's timers stay with the others' waits: its tasks are
+        # held back with the loop, as one.
         reached = [at for when, at in self._deadlines if when <= reaching]
         self._deadlines = [(when, at) for when, at in self._deadlines if when > reaching]
-        step.after = tuple(sorted({*step.after, *reached}))
-        move = len(self.steps) - 1  # ``step`` is the latest step
+        groups: list[list[int]] = [[at for at in reached if at not in self._held_waits]]
         for at in reached:
-            self._reached_by.setdefault(at, move)
+            if at in self._held_waits:
+                groups.append([at])
+        if not groups[0] and len(groups) > 1:
+            groups.pop(0)
+        for n, ats in enumerate(groups):
+            if n:
+                step = self._step(0, len(self.choices) - 1)
+            # Each move its own task: moves are ordered by what they wait for, not by
+            # each other (a thread held back lets the clock skip its own, earlier, wake-up).
+            self._moves += 1
+            step.task = self._moves
+            step.writes[CLOCK] = ""
+            step.clock = to
+            step.after = tuple(sorted({*step.after, *ats}))
+            move = len(self.steps) - 1
+            for at in ats:
+                self._reached_by.setdefault(at, move)
 
     def ran(self, thread: int) -> None:
         """Thread ``thread`` got the baton (the scheduler says so, chosen or not)."""
@@ -375,6 +399,8 @@ class Chooser:
             )
             raise self.misfit
         self.choices.append(Choice(kind, options, index, len(self.steps), woken))
+        if kind == "thread" and options[index] == 0:
+            self._held.update(seq for seq in options if seq != 0 and seq not in self.loops)
         if kind == "thread":
             self._step(options[index], at)
         return index
