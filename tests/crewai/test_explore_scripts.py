@@ -6,46 +6,20 @@ ended in an unscripted call that no single run makes."""
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import pytest
-from crewai import LLM, Agent, Crew, Task
-from crewai.flow.flow import Flow, and_, listen, start
+from crewai import LLM
+from crewai.flow.flow import Flow, listen, start
 from pydantic import BaseModel, Field
 
 from pytest_flows import FlowsSession, UnusedReplies, explore
 
-
-class Findings(BaseModel):
-    notes: list[str] = Field(default_factory=list)
-    summary: str = ""
-
-
-def _crew(name: str) -> Crew:
-    agent = Agent(role=f"{name} analyst", goal="Find facts", backstory="Careful.", llm="gpt-4o")
-    task = Task(description=f"Research {name}", expected_output="facts", agent=agent)
-    return Crew(name=name, agents=[agent], tasks=[task])
-
-
-class TwoCrews(Flow[Findings]):
-    """Two crews in parallel listeners, each appending its finding; a join summarizes."""
-
-    @start()
-    def plan(self) -> None:
-        return None
-
-    @listen(plan)
-    def market(self) -> None:
-        self.state.notes.append(str(_crew("market").kickoff().raw))
-
-    @listen(plan)
-    def tech(self) -> None:
-        self.state.notes.append(str(_crew("tech").kickoff().raw))
-
-    @listen(and_(market, tech))
-    def summarize(self) -> str:
-        self.state.summary = " + ".join(self.state.notes)
-        return self.state.summary
+# Two crews in parallel listeners, each appending its finding: the example's flow.
+sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "exploration"))
+from crew_flow import TwoCrews
 
 
 class Asked(BaseModel):
