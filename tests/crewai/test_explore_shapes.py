@@ -361,15 +361,17 @@ def test_an_or_router_a_seed_runs_a_third_time_is_explored() -> None:
     _holds_the_late_outcome("or_router_runs_again.txt", range(8), late, max_schedules=150)
 
 
-@pytest.mark.long
-@pytest.mark.xfail(strict=True, reason="open: soundness_misses/README.md")
 def test_a_sleep0_output_against_a_locked_jobs_output_is_explored() -> None:
     # The bounded long check's counterexample on the i45red tree (missing the same way on
-    # 8f89135): m1's step after `await asyncio.sleep(0.0)` has no recorded wake, and a
-    # complete search of 3 schedules ends with m3's output only where seeds 1, 3, 7, 9 and
-    # 14 end with m1's.
+    # 8f89135): m1's step after `await asyncio.sleep(0.0)` had no recorded wake, so the
+    # race of its output with m3's was reversed only where that step ran, long after the
+    # loop's turn that queued it behind m3's stored end was decided; a complete search of
+    # 3 schedules ended with m3's output only where seeds 1, 3, 7, 9 and 14 end with m1's.
+    # The bare yield is now the task's wake by its own step (4 schedules, both outputs).
+    # Compared: the complete search against seeds 0..15.
     late = 'output="m1" | state={"log": ["s0", "s0"], "x": 4, "y": 1}'  # seed 1
-    _holds_the_late_outcome("sleep0_output_before_a_locked_jobs.txt", range(16), late)
+    found = _holds_the_late_outcome("sleep0_output_before_a_locked_jobs.txt", range(16), late)
+    assert sorted(str(o.output) for o in found.outcomes) == ["m1", "m3"]
 
 
 def test_a_routers_read_held_past_a_siblings_write_is_explored() -> None:

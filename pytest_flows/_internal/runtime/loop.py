@@ -341,6 +341,28 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
             callback = functools.partial(self._timer_fired, setter, callback)
         return self.call_at(when, callback, *args, context=context)
 
+    def call_soon(  # type: ignore[override]
+        self, callback: Any, *args: Any, context: Any = None
+    ) -> asyncio.Handle:
+        scheduler = self._scheduler
+        if scheduler is not None and scheduler.threads.chooser is not None:
+            task = getattr(callback, "__self__", None)
+            if isinstance(task, asyncio.Task) and task is asyncio.current_task(self):
+                # A task requeues itself (a bare yield: ``await asyncio.sleep(0)``): its
+                # next step's place in the queue is decided by the step running now, a
+                # wake like a task's creation (docs/exploration.md, "A task's step after
+                # a bare yield").
+                me = current()
+                if me is not None and self in me.loops and scheduler is self._driver():
+                    woke = scheduler.threads.requeued(me, task)
+                    if woke is not None:
+                        callback = functools.partial(self._resumed, woke, callback)
+        return super().call_soon(callback, *args, context=context)
+
+    def _resumed(self, woke: Callable[[], None], callback: Any, *args: Any) -> None:
+        woke()
+        callback(*args)
+
     def _timer_fired(self, setter: asyncio.Task[Any], callback: Any, *args: Any) -> None:
         scheduler = self._driver()
         me = current()
