@@ -86,3 +86,49 @@ def test_the_tasks_one_turns_timers_woke_run_in_order_not_in_a_race() -> None:
 
 def test_tasks_woken_by_timers_of_two_turns_still_race() -> None:
     assert _backtracks(second_turn=True)[0] == {0, 1}
+
+
+async def _wake_order(order: list[str]) -> None:
+    # Set in one step: timers for 0.7, 0.5, then two for 1.0 ("A" before "B"). asyncio's
+    # heap, after the 0.5 and 0.7 timers leave it, holds B above A when the two are due
+    # at exactly one moment.
+    async def sleeper(name: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        order.append(name)
+
+    await asyncio.gather(sleeper("x", 0.7), sleeper("y", 0.5), sleeper("A", 1.0), sleeper("B", 1.0))
+
+
+class _RealClockLoop(asyncio.SelectorEventLoop):
+    """The bare runtime with a clock that moves between two readings, as a real one does
+    (a nanosecond a reading), and jumps ahead once every timer is set, so nothing waits
+    in real time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 100.0
+
+    def time(self) -> float:
+        self.now += 1e-9
+        if len(self._scheduled) == 4:  # type: ignore[attr-defined]
+            self.now += 10.0
+        return self.now
+
+
+def test_timers_due_at_one_moment_fire_in_the_order_they_were_set_as_on_a_real_clock() -> None:
+    # Compared: the bare runtime on a clock that moves between readings fires A before B
+    # (B was set later, so it is due later); under the harness's virtual clock both are
+    # due at one moment, and asyncio's heap alone would fire B first.
+    bare: list[str] = []
+    loop = _RealClockLoop()
+    try:
+        loop.run_until_complete(_wake_order(bare))
+    finally:
+        loop.close()
+    assert bare == ["y", "x", "A", "B"]
+
+    harnessed: list[str] = []
+    scheduler = Scheduler(seed=0)
+    with activate(scheduler):
+        run(_wake_order(harnessed), scheduler)
+    assert harnessed == bare
