@@ -254,8 +254,9 @@ def test_a_thread_held_back_past_a_loop_timer_it_was_handed_before(
     # ordered, with 2 of its 9 outcomes); the Or variant 548 (229, 2 of 3); 4,166 and 122
     # since, with a loop step's race reversed where the step ran too (docs/exploration.md),
     # each with its outcomes; 2,308 and 61 since a job's end past a loop turn is held
-    # rather than the default ("A job's end placed by its races"). The budgets are those
-    # counts plus about a fifth.
+    # rather than the default ("A job's end placed by its races"); 2,513 and 61 since two
+    # timers set for one moment race ("Two sleeps that end at one moment"). The budgets
+    # are the counts before that plus about a fifth.
     import soundness_flows
 
     flow = getattr(soundness_flows, name)
