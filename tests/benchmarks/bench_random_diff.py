@@ -98,7 +98,13 @@ def main() -> None:
         flows.write_text(json.dumps(sources))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([before_tree, str(HERE.parent)])}
         subprocess.run([sys.executable, __file__, str(flows), str(found)], env=env, check=True)
-        compare(json.loads(found.read_text()), after)
+        before = json.loads(found.read_text())
+        compare(before, after)
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            if a["complete"] and not set(b["texts"]) <= set(a["texts"]):
+                # the flow and what the search after lacks, to reproduce the loss
+                print(f"--- flow {i}, lacking {sorted(set(b['texts']) - set(a['texts']))}")
+                print(sources[i])
 
 
 if __name__ == "__main__":

@@ -167,10 +167,11 @@ def test_three_sleeping_or_racers_complete_with_every_seeded_outcome() -> None:
     # began after the latest race's fork is reversed where it began, and an or_ race's
     # result lines are accesses (7,728 with the first alone). 9,396 since a job's end past
     # a turn is held rather than the default and an or_ look's earlier races are all
-    # reversed where they began ("A job's end placed by its races"; the bound is that
-    # plus 3 %).
+    # reversed where they began ("A job's end placed by its races"). 4,698 since the
+    # tasks one turn's timers wake run in the order it fired them ("Two sleeps that end
+    # at one moment"; the bound is that plus 3 %).
     found, reached = explored_and_seeded(SleepingRacers, 10_000, seeds=32)
     assert found.complete, found.caveat
     assert len(found) == 51
-    assert found.schedules_run <= 9_680
+    assert found.schedules_run <= 4_840
     assert reached <= set(found.texts)

@@ -169,6 +169,8 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
     last: dict[tuple[int, int], int] = {}
     # loop thread -> its tasks' steps that began a wake the loop's own steps made
     woken: dict[int, list[int]] = {}
+    # a loop's turn that fired timers -> the first steps of the tasks they woke
+    fired: dict[int, list[int]] = {}
     for j, later in enumerate(steps):
         task = (later.thread, later.task)
         clock: dict[tuple[int, int], int] = {}
@@ -188,6 +190,11 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                 _join(clock, clocks[i])
             if all(steps[a].thread == later.thread for a in later.after):
                 woken.setdefault(later.thread, []).append(j)
+            turn = _timer_turn(steps, later)
+            if turn is not None:
+                for i in fired.get(turn, []):
+                    _join(clock, clocks[i])
+                fired.setdefault(turn, []).append(j)
         race = -1
         earlier_races: list[int] = []  # the other steps racing with this one (see below)
         base = clock  # what happens before step j by program order and hand-offs alone
@@ -245,6 +252,23 @@ def add_backtracks(chooser: Chooser, tree: list[Node], reduction: bool) -> None:
                     or _point_index(tree, steps, at) > forks
                 ):
                     _reverse_by_initials(tree, steps, clocks, at, j)
+
+
+def _timer_turn(steps: list[Step], step: Step) -> int | None:
+    """The loop's turn whose timer woke ``step``'s task, when that is all that woke it (its
+    ``after``: the turn and the clock's move that reached the timer). Timers one turn
+    fires wake their tasks in the order it fires them, and each task runs a turn later,
+    first in, first out, so the tasks one turn woke by timers run in the order they
+    first ran: the order the timers left the heap in, decided where they were set (two
+    sets for one moment race: ``runtime.participants.TIMER_MOMENT``; timers due at
+    different moments fire in the order of their moments, which the clock's races
+    decide). docs/exploration.md, "Two sleeps that end at one moment"."""
+    if len(step.after) != 2:
+        return None
+    turn, move = sorted(step.after, key=lambda a: steps[a].thread != step.thread)
+    if steps[turn].thread != step.thread or steps[turn].task != 0 or steps[move].thread != 0:
+        return None
+    return turn
 
 
 def _unwoken_look(step: Step, loops: set[int]) -> bool:

@@ -35,6 +35,7 @@ from pytest_flows._internal.runtime import stdlib_seams as _stdlib_seams
 from pytest_flows._internal.runtime.foreign_work import settle as settle_foreign_work
 from pytest_flows._internal.runtime.participants import (
     RESULT_WANTED_BY,
+    TIMER_MOMENT,
     FlowsAborted,
     Participant,
     current,
@@ -45,6 +46,7 @@ from pytest_flows._internal.runtime.participants import (
 )
 from pytest_flows._internal.runtime.schedule import Chooser
 from pytest_flows._internal.runtime.threads import SAME_MOMENT, ThreadScheduler
+from pytest_flows._internal.runtime.timers import moment_taken, push_ordered
 
 __all__ = [
     "DeterministicEventLoop",
@@ -293,6 +295,7 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
         self.winding_down = False
         self.gave_up: list[asyncio.Task[Any]] = []
         self._give_up: asyncio.TimerHandle | None = None
+        self._timers_set = 0  # (timers.py: timers due at one moment fire in this order)
 
     def _driver(self) -> Scheduler | None:
         # Asked several times a loop iteration: attributes only, no property.
@@ -333,13 +336,42 @@ class DeterministicEventLoop(asyncio.SelectorEventLoop):
                     handle._when = when
                     heapq.heapify(self._scheduled)  # type: ignore[attr-defined]
         note_clock_read(when)  # the deadline is the clock's reading plus d
+        if scheduler.threads.chooser is not None:
+            # Timers due at one moment fire in the order they were set (timers.py): two
+            # such sets race (a set finding another timer at its moment writes the key,
+            # every set reads it), and the tasks they wake run in the order their turn
+            # fired them (race_reversal._timer_turn).
+            record_access(TIMER_MOMENT, write=moment_taken(self._scheduled, when))  # type: ignore[attr-defined]
         setter = asyncio.current_task(self) if scheduler.threads.chooser is not None else None
         if setter is not None:
             # Under a schedule: the task the timer wakes runs after the loop's turn that
             # fires it (whose order against a pool job's end is a choice the search
             # reverses); asyncio.sleep's timer wakes the task that set it.
             callback = functools.partial(self._timer_fired, setter, callback)
-        return self.call_at(when, callback, *args, context=context)
+        self._timers_set += 1
+        return push_ordered(self, when, callback, args, context, self._timers_set)
+
+    def call_soon(  # type: ignore[override]
+        self, callback: Any, *args: Any, context: Any = None
+    ) -> asyncio.Handle:
+        scheduler = self._scheduler
+        if scheduler is not None and scheduler.threads.chooser is not None:
+            task = getattr(callback, "__self__", None)
+            if isinstance(task, asyncio.Task) and task is asyncio.current_task(self):
+                # A task requeues itself (a bare yield: ``await asyncio.sleep(0)``): its
+                # next step's place in the queue is decided by the step running now, a
+                # wake like a task's creation (docs/exploration.md, "A task's step after
+                # a bare yield").
+                me = current()
+                if me is not None and self in me.loops and scheduler is self._driver():
+                    woke = scheduler.threads.requeued(me, task)
+                    if woke is not None:
+                        callback = functools.partial(self._resumed, woke, callback)
+        return super().call_soon(callback, *args, context=context)
+
+    def _resumed(self, woke: Callable[[], None], callback: Any, *args: Any) -> None:
+        woke()
+        callback(*args)
 
     def _timer_fired(self, setter: asyncio.Task[Any], callback: Any, *args: Any) -> None:
         scheduler = self._driver()

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LAST_WRITE",
     "RESULT_WANTED_BY",
+    "TIMER_MOMENT",
     "FlowsAborted",
     "Participant",
     "clock_read_by",
@@ -129,6 +130,10 @@ def switch_point(why: str) -> None:
 #: write counts (``flow:last=<repr>``, the flow's output): two such writes conflict only
 #: when their values differ (see sleep_sets.overlap).
 LAST_WRITE = "flow:last="
+
+#: The key an asyncio timer's setting reads, and writes when another timer is due at the
+#: same moment (the loop fires such timers in the order their setting left the heap in).
+TIMER_MOMENT = "timer:moment"
 
 
 #: Keys whose write decides whether the result of work handed to a pool thread now is

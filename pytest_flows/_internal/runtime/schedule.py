@@ -335,6 +335,27 @@ class Chooser:
         for waiter in waiters:
             self._wakes.setdefault((loop, self.task_id(waiter)), []).extend(ends)
 
+    def task_requeued(self, loop: int, task: Any) -> Callable[[], None]:
+        """Asyncio ``task`` on ``loop`` put itself back in the loop's queue (a bare yield,
+        ``await asyncio.sleep(0)``): its next step runs after what the loop queued
+        before, first in, first out, so its place is decided by the step running now, as
+        a created task's is by its creator's (the loop's own wake: see Step.after)."""
+        number = self.task_id(task)
+        at = self._current(loop, number)
+        self._wakes.setdefault((loop, number), []).append(at)
+
+        def resumed() -> None:
+            # Nothing ran in between: the task's next step is this one, and the wake
+            # would wait for a step it no longer begins.
+            if len(self.steps) - 1 == at:
+                waits = self._wakes.get((loop, number), [])
+                if at in waits:
+                    waits.remove(at)
+                if not waits:
+                    self._wakes.pop((loop, number), None)
+
+        return resumed
+
     def timer_fired(self, loop: int, task: Any) -> None:
         """A timer asyncio ``task`` on ``loop`` set fires in the loop's own turn (task 0):
         what the task does next happens after that turn, whose order against the

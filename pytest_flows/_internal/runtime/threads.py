@@ -260,6 +260,13 @@ class ThreadScheduler:
         if self.chooser is not None and self._aborted is None:
             self.chooser.timer_fired(loop.seq, task)
 
+    def requeued(self, loop: Participant, task: object) -> Callable[[], None] | None:
+        """Asyncio ``task``, running on ``loop``, put itself back in the loop's queue; what
+        to call as it resumes (see Chooser.task_requeued)."""
+        if self.chooser is not None and self._aborted is None:
+            return self.chooser.task_requeued(loop.seq, task)
+        return None
+
     def woke(self, loop: Participant, task: object) -> None:
         """The calling pool thread's job ends, and its result wakes ``task`` on ``loop``."""
         if self.chooser is None or self._aborted is not None:
