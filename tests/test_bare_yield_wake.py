@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_flows._internal.exploration.race_reversal import Node, add_backtracks
+from reversal_runs import backtracks as run_backtracks
+from reversal_runs import node
+
 from pytest_flows._internal.runtime.loop import Scheduler, activate, run
 from pytest_flows._internal.runtime.participants import record_access
-from pytest_flows._internal.runtime.schedule import Choice, Chooser, Step
+from pytest_flows._internal.runtime.schedule import Chooser, Step
 
 
 def _recorded(body: str, *, beside: bool = True) -> Chooser:
@@ -78,10 +80,6 @@ def test_an_await_that_does_not_yield_records_no_wake() -> None:
 LOOP, POOL, OTHER = 6, 7, 8
 
 
-def _node(options: tuple[int, ...], step: int) -> Node:
-    return Node(Choice("thread", options, 0, step), {0}, {0}, [0])
-
-
 def test_a_race_after_a_bare_yield_is_reversed_where_the_tasks_chain_was_woken() -> None:
     # A pool job's end (choice 0) wakes the loop's task 3, which yields (sleep(0)); in the
     # same turn task 4 hands a job to another pool thread, whose end (choice 2) wakes task
@@ -100,17 +98,12 @@ def test_a_race_after_a_bare_yield_is_reversed_where_the_tasks_chain_was_woken()
             Step(LOOP, 3, task=5, after=(3,), writes={"flow:last='b'": ""}),
         ]
         tree = [
-            _node((POOL, LOOP), 0),
-            _node((OTHER, LOOP), 1),
-            _node((OTHER, LOOP), 3),
-            _node((LOOP,), 5),
+            node((POOL, LOOP), 0),
+            node((OTHER, LOOP), 1),
+            node((OTHER, LOOP), 3),
+            node((LOOP,), 5),
         ]
-        chooser = Chooser()
-        chooser.steps = steps
-        chooser.choices = [node.choice for node in tree]
-        chooser.loops = {LOOP}
-        add_backtracks(chooser, tree, reduction=True)
-        return [node.backtrack for node in tree]
+        return run_backtracks(steps, tree, loops=(LOOP,))
 
     assert backtracks(requeued=True)[0] == {0, 1}  # the loop (task 4) before the job
     assert backtracks(requeued=False)[0] == {0}  # what the search did before

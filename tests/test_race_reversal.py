@@ -6,22 +6,12 @@ tests/langgraph/test_lg_explore_random.py's writer and two readers."""
 
 from __future__ import annotations
 
-from pytest_flows._internal.exploration.race_reversal import Node, add_backtracks
-from pytest_flows._internal.runtime.schedule import Choice, Chooser, Step
+from reversal_runs import backtracks, node
+
+from pytest_flows._internal.exploration.race_reversal import Node
+from pytest_flows._internal.runtime.schedule import Choice, Step
 
 PUT, B, C = 1, 2, 3  # thread seqs: a writer of x, and two readers of x
-
-
-def _node(options: tuple[int, ...], step: int, *, asleep: frozenset[int] = frozenset()) -> Node:
-    return Node(Choice("thread", options, 0, step), {0}, {0}, [0], asleep=asleep)
-
-
-def _run(steps: list[Step], tree: list[Node]) -> list[set[int]]:
-    chooser = Chooser()
-    chooser.steps = steps
-    chooser.choices = [node.choice for node in tree]
-    add_backtracks(chooser, tree, reduction=True)
-    return [node.backtrack for node in tree]
 
 
 def _reader_reader_writer(asleep: frozenset[int]) -> tuple[list[Step], list[Node]]:
@@ -33,7 +23,7 @@ def _reader_reader_writer(asleep: frozenset[int]) -> tuple[list[Step], list[Node
         Step(C, 2, reads={"state.x": ""}),
         Step(PUT, 2, writes={"state.x": ""}),
     ]
-    tree = [_node((B, PUT, C), 0, asleep=asleep), _node((C, PUT), 1), _node((C, PUT), 2)]
+    tree = [node((B, PUT, C), 0, asleep=asleep), node((C, PUT), 1), node((C, PUT), 2)]
     return steps, tree
 
 
@@ -45,7 +35,7 @@ def test_an_earlier_race_behind_a_sleeping_thread_is_reversed_by_another_move() 
     # nothing) never tries C first at choice 0: "C reads 0, B reads 1" was never run
     # (issue 40: a LangGraph writer and two readers, seed 4). The race of B's read and
     # the put is reversed by an initial of what leads to the put: C's first move.
-    backtrack = _run(*_reader_reader_writer(asleep=frozenset({1})))
+    backtrack = backtracks(*_reader_reader_writer(asleep=frozenset({1})))
     assert backtrack[0] == {0, 2}  # C first where B read
     assert backtrack[2] == {0, 1}  # the put before C's read, as before
 
@@ -62,12 +52,12 @@ def test_an_initial_is_a_whole_move_not_its_empty_first_step() -> None:
         Step(PUT, 3, writes={"state.x": ""}, method="w0"),
     ]
     tree = [
-        _node((B, PUT, C), 0, asleep=frozenset({1})),
-        _node((C, PUT), 1),
-        _node((C, PUT), 2),
-        _node((PUT, B), 3),
+        node((B, PUT, C), 0, asleep=frozenset({1})),
+        node((C, PUT), 1),
+        node((C, PUT), 2),
+        node((PUT, B), 3),
     ]
-    assert _run(steps, tree)[0] == {0, 2}
+    assert backtracks(steps, tree)[0] == {0, 2}
 
 
 def test_an_earlier_race_whose_move_is_covered_adds_nothing() -> None:
@@ -75,7 +65,7 @@ def test_an_earlier_race_whose_move_is_covered_adds_nothing() -> None:
     # the earlier step's choice point, that order is covered: nothing is added. (Nor is
     # anything for an earlier race whose later thread is awake there: the run that
     # reverses the latest race reverses it, as before.)
-    assert _run(*_reader_reader_writer(asleep=frozenset({1, 2})))[0] == {0}
+    assert backtracks(*_reader_reader_writer(asleep=frozenset({1, 2})))[0] == {0}
 
 
 def test_earlier_races_are_reversed_when_the_latest_ones_reversal_is_covered() -> None:
@@ -90,11 +80,11 @@ def test_earlier_races_are_reversed_when_the_latest_ones_reversal_is_covered() -
         Step(PUT, 2, writes={"state.x": ""}),
     ]
     tree = [
-        _node((B, PUT, C), 0),
-        _node((C, PUT), 1),
-        _node((C, PUT), 2, asleep=frozenset({1})),
+        node((B, PUT, C), 0),
+        node((C, PUT), 1),
+        node((C, PUT), 2, asleep=frozenset({1})),
     ]
-    backtrack = _run(steps, tree)
+    backtrack = backtracks(steps, tree)
     assert backtrack[2] == {0}  # the sleeping writer is not tried where C read
     assert backtrack[0] == {0, 2}  # C first where B read
 
@@ -106,12 +96,7 @@ LOOP, POOL = 6, 7
 
 
 def _loop_and_pool_run(steps: list[Step], tree: list[Node]) -> list[set[int]]:
-    chooser = Chooser()
-    chooser.steps = steps
-    chooser.choices = [node.choice for node in tree]
-    chooser.loops = {LOOP}
-    add_backtracks(chooser, tree, reduction=True)
-    return [node.backtrack for node in tree]
+    return backtracks(steps, tree, loops=(LOOP,))
 
 
 def _router_and_sibling(*, same_loop: bool = False) -> tuple[list[Step], list[Node]]:
@@ -130,8 +115,8 @@ def _router_and_sibling(*, same_loop: bool = False) -> tuple[list[Step], list[No
     if same_loop:  # the read is the loop's own (task 3 again): nothing else runs there
         steps[5] = Step(LOOP, 2, task=3, reads={"state.x": ""})
     tree = [
-        _node((POOL, LOOP), 0),
-        _node((POOL, LOOP), 2),
+        node((POOL, LOOP), 0),
+        node((POOL, LOOP), 2),
         # The pool thread sleeps here; the clock option (0) runs to its wake-up.
         Node(Choice("thread", (LOOP, 0), 0, 3, woken=(POOL,)), {0}, {0}, [0]),
     ]
@@ -167,7 +152,7 @@ def test_a_loop_tasks_race_is_reversed_through_the_job_that_wakes_it() -> None:
         Step(POOL, 1, task=1),  # the job's end that wakes task 5
         Step(LOOP, 2, task=5, after=(1,), reads={"state.x": ""}),
     ]
-    tree = [_node((other, POOL, LOOP), 0), _node((POOL, LOOP), 1), _node((LOOP,), 2)]
+    tree = [node((other, POOL, LOOP), 0), node((POOL, LOOP), 1), node((LOOP,), 2)]
     assert _loop_and_pool_run(steps, tree)[0] == {0, 1}  # the job first, not the loop
 
 
@@ -186,7 +171,7 @@ def test_an_or_looks_earlier_races_are_all_reversed_where_they_began() -> None:
             Step(b, 1, task=1, reads={"race:or(a, b)": ""}),
             Step(LOOP, 2, task=3, after=after, writes={"race:or(a, b)": ""}),
         ]
-        tree = [_node((a, b, LOOP), 0), _node((b, LOOP), 1), _node((LOOP,), 2)]
+        tree = [node((a, b, LOOP), 0), node((b, LOOP), 1), node((LOOP,), 2)]
         return _loop_and_pool_run(steps, tree)
 
     assert run(after=()) == [{0, 1}, {0, 1}, {0}]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_flows._internal.exploration.race_reversal import Node, add_backtracks
+from reversal_runs import backtracks, node
+
 from pytest_flows._internal.runtime.loop import Scheduler, activate, run
 from pytest_flows._internal.runtime.participants import TIMER_MOMENT, record_access
-from pytest_flows._internal.runtime.schedule import Choice, Chooser, Step
+from pytest_flows._internal.runtime.schedule import Chooser, Step
 from pytest_flows._internal.runtime.sleep_sets import CLOCK
 
 
@@ -51,10 +52,6 @@ def test_the_tasks_two_timers_of_one_turn_wake_follow_the_turn_and_the_move() ->
 LOOP, POOL = 6, 7
 
 
-def _node(options: tuple[int, ...], step: int) -> Node:
-    return Node(Choice("thread", options, 0, step), {0}, {0}, [0])
-
-
 def _backtracks(second_turn: bool) -> list[set[int]]:
     # Tasks 3 and 4 set timers (the order of the two sets is another race, left out
     # here); the clock's move reaches both, a turn of the loop fires them and the tasks
@@ -71,13 +68,8 @@ def _backtracks(second_turn: bool) -> list[set[int]]:
         Step(LOOP, 1, task=0),  # another turn
         Step(LOOP, 1, task=4, after=(7 if second_turn else 4, 3), writes={"flow:last='b'": ""}),
     ]
-    tree = [_node((LOOP, POOL), 0), _node((POOL, LOOP), 6)]
-    chooser = Chooser()
-    chooser.steps = steps
-    chooser.choices = [node.choice for node in tree]
-    chooser.loops = {LOOP}
-    add_backtracks(chooser, tree, reduction=True)
-    return [node.backtrack for node in tree]
+    tree = [node((LOOP, POOL), 0), node((POOL, LOOP), 6)]
+    return backtracks(steps, tree, loops=(LOOP,))
 
 
 def test_the_tasks_one_turns_timers_woke_run_in_order_not_in_a_race() -> None:
