@@ -12,7 +12,8 @@ looked like races between the listeners' threads, and each multiplied the other:
   run's threads share (:func:`quiet_event_record`).
 
 Measured on ``examples/exploration/crew_flow.py`` with agents: past 600 schedules
-with either change alone, complete in 122 with both (docs/exploration.md).
+with either change alone, complete with both (the counts: docs/exploration.md, "Flows
+whose parallel listeners run agents").
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ def quiet_event_record() -> Iterator[None]:
     of an outcome. So two threads' takes are no race for the search to reverse, and a
     free take is no choice point (a held lock still blocks through the scheduler).
     Making the takes switch points that record nothing kept every schedule string's
-    meaning, but left the search of two agents' crews past 300 schedules: the quiet
-    lock, complete in 122 (docs/exploration.md)."""
+    meaning, but left the search of two agents' crews past 300 schedules, where the
+    quiet lock completes it (docs/exploration.md)."""
     original = _original_record_event
 
     def record_event(self: Any, event: Any) -> Any:
